@@ -1,0 +1,105 @@
+//! Command-line front end: clap definitions, one file per command, and the dispatch.
+
+pub mod fetch;
+pub mod help_doc;
+pub mod output;
+pub mod profile;
+pub mod skill;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::envelope::Event;
+use crate::error::AfError;
+
+/// afhttp: open a URL and get back facts — artifacts on disk and one JSON event on stdout.
+#[derive(Debug, Parser)]
+#[command(name = "afhttp", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Commands,
+}
+
+/// Every registered command.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
+    Fetch(fetch::FetchArgs),
+    /// Inspect and administer local browser profiles.
+    Profile(profile::ProfileArgs),
+    /// Install, remove or check the embedded Agent Skill for coding agents.
+    Skill(skill::SkillArgs),
+}
+
+/// Run the command line and return the process exit code.
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    ExitCode::from(run(args))
+}
+
+/// Parse `args` (including argv\[0\]), run the command, print its one event; returns the exit code.
+pub fn run(args: Vec<OsString>) -> u8 {
+    if help_doc::is_markdown_help_request(&args) {
+        output::emit_text(&help_doc::markdown(&Cli::command()));
+        return output::EXIT_OK;
+    }
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => return report_parse_error(err),
+    };
+    let event = dispatch(cli.command);
+    output::emit(&event, false);
+    if event.is_error() {
+        output::EXIT_ERROR
+    } else {
+        output::EXIT_OK
+    }
+}
+
+fn dispatch(command: Commands) -> Event {
+    match command {
+        Commands::Fetch(args) => fetch::run(args),
+        Commands::Profile(args) => profile::run(args),
+        Commands::Skill(args) => skill::run(args),
+    }
+}
+
+fn report_parse_error(err: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            output::emit_text(&err.render().to_string());
+            output::EXIT_OK
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let e = AfError::invalid("a command is required")
+                .with_hint("run `afhttp --help` to list the commands");
+            output::emit(&Event::error(&e, None), false);
+            output::EXIT_USAGE
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let message = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid command line")
+                .trim_start_matches("error: ")
+                .to_string();
+            let e = AfError::invalid(message).with_hint("run the command with --help for usage");
+            output::emit(&Event::error(&e, None), false);
+            output::EXIT_USAGE
+        }
+    }
+}
+
+/// Run a future to completion on a small single-threaded runtime.
+pub fn block_on<F: std::future::Future>(fut: F) -> Result<F::Output, AfError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AfError::io("start the async runtime", &e))?;
+    Ok(rt.block_on(fut))
+}

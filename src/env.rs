@@ -1,0 +1,48 @@
+//! The one registry of environment variables afhttp reads.
+//!
+//! clap's `env =` attributes and the docs refer to these constants; nothing else names them.
+
+/// Default endpoint for driver commands when `--endpoint-url` is omitted.
+pub const ENDPOINT_URL: &str = "AFHTTP_ENDPOINT_URL";
+/// Bearer token for driver commands and the host when `--token-secret` is omitted.
+pub const TOKEN_SECRET: &str = "AFHTTP_TOKEN_SECRET";
+/// File holding the bearer token (read by drivers; created with mode 0600 by the host).
+pub const TOKEN_SECRET_FILE: &str = "AFHTTP_TOKEN_SECRET_FILE";
+/// Cookie jar file for `fetch` when `--cookie-jar` is omitted.
+pub const COOKIE_JAR: &str = "AFHTTP_COOKIE_JAR";
+/// Browser executable for inline hosts when `--browser-bin` is omitted.
+pub const BROWSER_BIN: &str = "AFHTTP_BROWSER_BIN";
+/// A true value (`1`, `true`, `yes`, `on`) disables Chromium's sandbox (containers, root).
+pub const NO_SANDBOX: &str = "AFHTTP_NO_SANDBOX";
+/// Log level for structured stderr logs: `error`, `warn`, `info`, `debug`.
+pub const LOG: &str = "AFHTTP_LOG";
+/// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// Home directory, used for `~/.local/share` and agent skill directories.
+pub const HOME: &str = "HOME";
+
+/// Whether an environment value counts as true (`1`, `true`, `yes`, `on`, any case).
+pub fn is_truthy(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// Read a variable as a non-empty string.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn truthy_values() {
+        for v in ["1", "true", "TRUE", "yes", "on"] {
+            assert!(super::is_truthy(v));
+        }
+        for v in ["", "0", "false", "no", "off", "2"] {
+            assert!(!super::is_truthy(v));
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Private, atomic file-system writes shared by artifacts, cookie jars, profiles and skills.
+//!
+//! Directories are created 0700 and files 0600; a file is written to a fresh temporary
+//! name in its final directory and renamed into place, so readers never see a partial
+//! file and a pre-planted symlink at the final name is replaced, never followed.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{AfError, ErrorCode};
+
+/// Create `dir` and any missing parents with mode 0700. An existing path must be a directory.
+pub fn create_private_dir_all(dir: &Path) -> Result<(), AfError> {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            // A symlink the user named is honoured only if it leads to a directory.
+            return match fs::metadata(dir) {
+                Ok(m) if m.is_dir() => Ok(()),
+                _ => Err(AfError::invalid(format!(
+                    "{} is a symlink that does not lead to a directory",
+                    dir.display()
+                ))),
+            };
+        }
+        Ok(_) => {
+            return Err(AfError::invalid(format!(
+                "{} exists and is not a directory",
+                dir.display()
+            )))
+        }
+        Err(_) => {}
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists
+                || e.raw_os_error() == Some(libc::ENOTDIR)
+            {
+                AfError::invalid(format!("cannot create directory {}: {e}", dir.display()))
+            } else {
+                AfError::io(format_args!("create directory {}", dir.display()), &e)
+            }
+        })
+}
+
+/// Create exactly `dir` (its parent must exist) with mode 0700; fails if it already exists.
+pub fn create_fresh_private_dir(dir: &Path) -> Result<(), AfError> {
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| AfError::io(format_args!("create directory {}", dir.display()), &e))
+}
+
+/// Ensure a shared-temp parent such as `/tmp/afhttp-out` is a real directory owned by us
+/// and not writable by others, creating it 0700 if missing.
+pub fn ensure_owned_private_dir(dir: &Path) -> Result<(), AfError> {
+    use std::os::unix::fs::MetadataExt;
+    if let Err(e) = fs::DirBuilder::new().mode(0o700).create(dir) {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(AfError::io(
+                format_args!("create directory {}", dir.display()),
+                &e,
+            ));
+        }
+    }
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|e| AfError::io(format_args!("inspect {}", dir.display()), &e))?;
+    let uid = nix::unistd::geteuid().as_raw();
+    if !meta.is_dir() || meta.uid() != uid {
+        return Err(AfError::new(
+            ErrorCode::IoError,
+            format!(
+                "{} is not a directory owned by this user; refusing to write artifacts there",
+                dir.display()
+            ),
+        )
+        .with_hint("pass --out <dir> or remove the foreign path"));
+    }
+    if meta.mode() & 0o022 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| AfError::io(format_args!("chmod {}", dir.display()), &e))?;
+    }
+    Ok(())
+}
+
+/// A file being written privately in its final directory; [`PrivateFile::commit`] renames
+/// it into place, dropping it without commit removes it.
+pub struct PrivateFile {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl PrivateFile {
+    /// Start writing `dir/name`.
+    pub fn create(dir: &Path, name: &str) -> Result<Self, AfError> {
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".partial")
+            .permissions(fs::Permissions::from_mode(0o600))
+            .tempfile_in(dir)
+            .map_err(|e| AfError::io(format_args!("create file in {}", dir.display()), &e))?;
+        Ok(PrivateFile {
+            temp,
+            target: dir.join(name),
+        })
+    }
+
+    /// Append bytes.
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), AfError> {
+        let target = &self.target;
+        self.temp
+            .write_all(bytes)
+            .map_err(|e| AfError::io(format_args!("write {}", target.display()), &e))
+    }
+
+    /// Flush to disk and rename into place; returns the final path.
+    pub fn commit(self) -> Result<PathBuf, AfError> {
+        let target = self.target;
+        self.temp
+            .as_file()
+            .sync_all()
+            .map_err(|e| AfError::io(format_args!("sync {}", target.display()), &e))?;
+        self.temp
+            .persist(&target)
+            .map_err(|e| AfError::io(format_args!("rename into {}", target.display()), &e.error))?;
+        Ok(target)
+    }
+}
+
+/// Write `bytes` to `dir/name` atomically with mode 0600; returns the final path.
+pub fn write_private_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, AfError> {
+    let mut f = PrivateFile::create(dir, name)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// Make a path absolute against the current directory without touching the file system.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn dirs_0700_files_0600_atomic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        create_private_dir_all(&dir).unwrap();
+        assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+        let p = write_private_file(&dir, "x.txt", b"hi").unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::read(&p).unwrap(), b"hi");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn planted_symlink_is_replaced_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        fs::write(&victim, b"keep").unwrap();
+        std::os::unix::fs::symlink(&victim, tmp.path().join("body.html")).unwrap();
+        write_private_file(tmp.path(), "body.html", b"new").unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        assert!(!fs::symlink_metadata(tmp.path().join("body.html"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn dropped_file_leaves_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let mut f = PrivateFile::create(tmp.path(), "big.bin").unwrap();
+            f.write_all(b"partial").unwrap();
+        }
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn out_pointing_at_file_is_invalid() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("file");
+        fs::write(&f, b"").unwrap();
+        assert_eq!(
+            create_private_dir_all(&f).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! The browser host (`afhttp host`): supervisor, browser backends, listener.
+//!
+//! Arrives with the browser-host work; the feature exists so the layout is stable.

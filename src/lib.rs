@@ -1,0 +1,25 @@
+//! afhttp: open a URL and get back facts instead of guesses.
+//!
+//! The library is the SDK that the `afhttp` binary consumes: an HTTP-first fetch pipeline
+//! that writes artifacts to disk and reports one structured result or error.
+
+pub mod env;
+pub mod envelope;
+pub mod error;
+pub mod fsutil;
+pub mod profile;
+pub mod sdk;
+
+#[cfg(feature = "host")]
+pub mod host;
+
+#[cfg(feature = "container")]
+pub mod container;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+pub use error::{AfError, ErrorCode, Warning};
+
+/// The crate version, reported in results and compared with hosts.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

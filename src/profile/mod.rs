@@ -1,0 +1,1 @@
+//! The on-disk profile store (placeholder: filled in by the profile work).

@@ -1,0 +1,9 @@
+//! The client side: fetch requests, the HTTP path, cookies, artifacts and classification.
+//!
+//! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
+
+pub mod challenge;
+pub mod cookies;
+pub mod html;
+pub mod render_decision;
+pub mod request;
