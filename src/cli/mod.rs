@@ -27,7 +27,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
-    Fetch(fetch::FetchArgs),
+    Fetch(Box<fetch::FetchArgs>),
     /// Inspect and administer local browser profiles.
     Profile(profile::ProfileArgs),
     /// Install, remove or check the embedded Agent Skill for coding agents.
@@ -61,7 +61,7 @@ pub fn run(args: Vec<OsString>) -> u8 {
 
 fn dispatch(command: Commands) -> Event {
     match command {
-        Commands::Fetch(args) => fetch::run(args),
+        Commands::Fetch(args) => fetch::run(*args),
         Commands::Profile(args) => profile::run(args),
         Commands::Skill(args) => skill::run(args),
     }

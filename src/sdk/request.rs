@@ -69,10 +69,10 @@ impl FromStr for Wait {
             _ => {}
         }
         if let Some(css) = s.strip_prefix("selector-visible:") {
-            return selector(css).map(Wait::SelectorVisible).map_err(|w| bad(w));
+            return selector(css).map(Wait::SelectorVisible).map_err(&bad);
         }
         if let Some(css) = s.strip_prefix("selector:") {
-            return selector(css).map(Wait::Selector).map_err(|w| bad(w));
+            return selector(css).map(Wait::Selector).map_err(&bad);
         }
         if let Some(ms) = s.strip_prefix("ms:") {
             let n: u64 = ms
