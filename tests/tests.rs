@@ -4,3 +4,5 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod support;
+
+mod cli_contract;

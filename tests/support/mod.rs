@@ -1,2 +1,6 @@
-//! Test support: the command wrapper, fixtures and fixture servers (filled in by the test-support work).
+//! Test support: the command wrapper, fixtures and fixture servers.
 #![allow(dead_code)]
+
+pub mod cmd;
+
+pub use cmd::{Cmd, Fixture, Run};

@@ -1,0 +1,160 @@
+//! Running the built binary as an agent would, in an isolated environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// An isolated environment: its own HOME, XDG_DATA_HOME and TMPDIR under one temp dir.
+pub struct Fixture {
+    /// Keeps the directory alive.
+    pub dir: tempfile::TempDir,
+    /// `$HOME` for the command.
+    pub home: PathBuf,
+    /// `$XDG_DATA_HOME` for the command.
+    pub data: PathBuf,
+    /// `$TMPDIR` for the command.
+    pub tmp: PathBuf,
+}
+
+impl Fixture {
+    /// A fresh environment.
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let data = dir.path().join("data");
+        let tmp = dir.path().join("tmp");
+        for d in [&home, &data, &tmp] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Fixture {
+            dir,
+            home,
+            data,
+            tmp,
+        }
+    }
+
+    /// A command for the built binary in this environment.
+    pub fn cmd(&self) -> Cmd {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", &self.data)
+            .env("TMPDIR", &self.tmp)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        Cmd {
+            cmd,
+            argv: Vec::new(),
+        }
+    }
+
+    /// The root of the environment.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// A pending run of the binary.
+pub struct Cmd {
+    cmd: Command,
+    argv: Vec<String>,
+}
+
+impl Cmd {
+    /// Add one argument.
+    pub fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.argv.push(a.as_ref().to_string_lossy().into_owned());
+        self.cmd.arg(a);
+        self
+    }
+
+    /// Add several arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        for a in args {
+            self = self.arg(a);
+        }
+        self
+    }
+
+    /// Set an environment variable.
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    /// Run it and parse its stdout, which must be exactly one JSON line (unless `--help`).
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let context = format!(
+            "argv: afhttp {:?}\nstatus: {:?}\nstdout: {stdout}\nstderr: {stderr}",
+            self.argv, out.status
+        );
+        let lines: Vec<&str> = stdout.lines().collect();
+        let event = if lines.len() == 1 {
+            serde_json::from_str(lines[0]).unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        };
+        Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout,
+            stderr,
+            event,
+            context,
+        }
+    }
+}
+
+/// What one run produced.
+pub struct Run {
+    /// Exit status (-1 when killed by a signal).
+    pub status: i32,
+    /// Raw stdout.
+    pub stdout: String,
+    /// Raw stderr.
+    pub stderr: String,
+    /// The one JSON event (Null when stdout was not exactly one JSON line).
+    pub event: Value,
+    /// argv, status and output, for failure messages.
+    pub context: String,
+}
+
+impl Run {
+    /// Assert a `result` event with exit 0 and return `result`.
+    pub fn result(&self) -> &Value {
+        assert_eq!(self.status, 0, "expected success\n{}", self.context);
+        assert_eq!(self.event["kind"], "result", "{}", self.context);
+        &self.event["result"]
+    }
+
+    /// Assert an `error` event with `code` and exit `status`; return `error`.
+    pub fn error(&self, code: &str, status: i32) -> &Value {
+        assert_eq!(
+            self.event["kind"], "error",
+            "expected an error\n{}",
+            self.context
+        );
+        assert_eq!(self.event["error"]["code"], code, "{}", self.context);
+        assert_eq!(self.status, status, "{}", self.context);
+        assert!(
+            self.event["error"]["message"].is_string(),
+            "{}",
+            self.context
+        );
+        assert!(
+            self.event["error"]["retryable"].is_boolean(),
+            "{}",
+            self.context
+        );
+        &self.event["error"]
+    }
+}
