@@ -1,5 +1,5 @@
 //! Test support: the command wrapper, fixtures and fixture servers.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod cmd;
 
