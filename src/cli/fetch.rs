@@ -4,12 +4,23 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use std::time::Duration;
+
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
+use crate::sdk::cookies::parse::parse_cli_cookie;
+use crate::sdk::endpoint::Endpoint;
+use crate::sdk::fetch::{
+    self as sdk_fetch, options, BrowserOptions, FetchRequest, HeaderPair, RequestBody,
+    TransportOptions, MAX_RETRIES,
+};
+use crate::sdk::http::exchange::now_unix;
+use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait, MAX_WAIT_MS};
 
 /// Arguments of `afhttp fetch`.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct FetchArgs {
     /// The http:// or https:// URL to acquire.
     #[arg(value_name = "URL")]
@@ -117,6 +128,178 @@ pub struct FetchArgs {
 
 /// Run `afhttp fetch`.
 pub fn run(args: FetchArgs) -> Event {
-    let _ = args;
-    Event::error(&AfError::invalid("fetch: not built yet"), None)
+    let request = match resolve(args) {
+        Ok(r) => r,
+        Err(e) => return Event::error(&e, None),
+    };
+    match super::block_on(sdk_fetch::fetch(request)) {
+        Ok(Ok(outcome)) => Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json())),
+        Ok(Err(failure)) => Event::error(&failure.error, Some(failure.trace.to_json())),
+        Err(e) => Event::error(&e, None),
+    }
+}
+
+/// Largest accepted `--timeout-ms` (24 hours).
+const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Turn parsed flags into one validated request; the only place fetch reads the environment.
+pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
+    let url = options::parse_target_url(&args.url)?;
+    let render: RenderMode = args.render.parse()?;
+    let wait: Wait = args.wait.parse()?;
+    let want = args.want.as_deref().map(Artifact::parse_list).transpose()?;
+    let endpoint = args
+        .endpoint_url
+        .as_deref()
+        .map(Endpoint::parse)
+        .transpose()?;
+    if args.data.is_some() && !args.form.is_empty() {
+        return Err(AfError::invalid("--data and --form cannot be combined"));
+    }
+    let body = match (&args.data, args.form.is_empty()) {
+        (Some(d), _) => Some(RequestBody::Bytes(options::read_data(d)?)),
+        (None, false) => Some(RequestBody::Form(
+            args.form
+                .iter()
+                .map(|f| options::parse_form_field(f))
+                .collect::<Result<_, _>>()?,
+        )),
+        (None, true) => None,
+    };
+    let method = match &args.method {
+        Some(m) => options::parse_method(m)?,
+        None if body.is_some() => "POST".to_string(),
+        None => "GET".to_string(),
+    };
+    if body.is_some() && (method == "HEAD" || method == "GET" && !args.form.is_empty()) {
+        return Err(AfError::invalid(format!(
+            "--method {method} cannot carry a request body"
+        )));
+    }
+    let headers = args
+        .header
+        .iter()
+        .map(|h| HeaderPair::parse(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(ua) = &args.user_agent {
+        if ua.chars().any(char::is_control) || ua.len() > 4096 {
+            return Err(AfError::invalid(
+                "--user-agent has control characters or is longer than 4096 bytes",
+            ));
+        }
+    }
+    let now = now_unix();
+    let cookies = args
+        .cookie
+        .iter()
+        .map(|c| parse_cli_cookie(c, &url, now))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.no_cookie_jar
+        && args.cookie_jar.is_some()
+        && std::env::var_os(env::COOKIE_JAR).is_none()
+    {
+        return Err(AfError::invalid(
+            "--cookie-jar and --no-cookie-jar cannot be combined",
+        ));
+    }
+    let cookie_jar = if args.no_cookie_jar {
+        None
+    } else {
+        args.cookie_jar.map(|p| crate::fsutil::absolute(&p))
+    };
+    if args.timeout_ms == 0 || args.timeout_ms > MAX_TIMEOUT_MS {
+        return Err(AfError::invalid(format!(
+            "--timeout-ms must be between 1 and {MAX_TIMEOUT_MS}"
+        )));
+    }
+    if args.retry > MAX_RETRIES {
+        return Err(AfError::invalid(format!(
+            "--retry is at most {MAX_RETRIES}"
+        )));
+    }
+    if args.backoff_ms > 60_000 {
+        return Err(AfError::invalid("--backoff-ms is at most 60000"));
+    }
+    if args.network_body_max_bytes > 1 << 30 {
+        return Err(AfError::invalid(
+            "--network-body-max-bytes is at most 1073741824",
+        ));
+    }
+    for (flag, v) in [
+        ("--readiness-idle-ms", args.readiness_idle_ms),
+        ("--readiness-stable-ms", args.readiness_stable_ms),
+    ] {
+        if v > MAX_WAIT_MS {
+            return Err(AfError::invalid(format!("{flag} is at most {MAX_WAIT_MS}")));
+        }
+    }
+    if let Some(out) = &args.out {
+        if out.as_os_str().is_empty() {
+            return Err(AfError::invalid("--out is empty"));
+        }
+    }
+    let tab = args.tab.map(|t| validate_tab(&t)).transpose()?;
+    let transport = TransportOptions {
+        proxy_url: args
+            .proxy_url
+            .as_deref()
+            .map(options::parse_proxy_url)
+            .transpose()?,
+        ca_cert: args.ca_cert,
+        tls_insecure: args.tls_insecure,
+    };
+    let network_bodies = args
+        .network_bodies
+        .as_deref()
+        .map(str::parse::<NetworkBodies>)
+        .transpose()?;
+    Ok(FetchRequest {
+        method,
+        headers,
+        body,
+        cookies,
+        user_agent: args.user_agent,
+        render,
+        want,
+        out_dir: args.out,
+        cookie_jar,
+        retry: args.retry,
+        backoff: Duration::from_millis(args.backoff_ms),
+        transport,
+        timeout: Duration::from_millis(args.timeout_ms),
+        max_response_bytes: args.max_response_bytes,
+        no_network_redact: args.no_network_redact,
+        endpoint,
+        browser: BrowserOptions {
+            wait,
+            tab,
+            takeover: args.takeover,
+            profile: args.profile,
+            evaluate_after_wait: args.evaluate_after_wait,
+            network_bodies,
+            network_body_max_bytes: args.network_body_max_bytes,
+            readiness_idle_ms: args.readiness_idle_ms,
+            readiness_stable_ms: args.readiness_stable_ms,
+            readiness_min_text_bytes: args.readiness_min_text_bytes,
+            capture_ws: args.capture_ws,
+            capture_sse: args.capture_sse,
+        },
+        ..FetchRequest::get(url)
+    })
+}
+
+fn validate_tab(tab: &str) -> Result<String, AfError> {
+    let ok = tab == "new"
+        || (!tab.is_empty()
+            && tab.len() <= 128
+            && tab
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    if ok {
+        Ok(tab.to_string())
+    } else {
+        Err(AfError::invalid(format!(
+            "--tab {tab:?} must be `new` or a tab id"
+        )))
+    }
 }

@@ -90,7 +90,13 @@ fn report_parse_error(err: clap::Error) -> u8 {
                 .to_string();
             let e = AfError::invalid(message).with_hint("run the command with --help for usage");
             output::emit(&Event::error(&e, None), false);
-            output::EXIT_USAGE
+            // A bad value for a known flag is a value error (exit 1); the rest is usage (exit 2).
+            match err.kind() {
+                ErrorKind::InvalidValue | ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => {
+                    output::EXIT_ERROR
+                }
+                _ => output::EXIT_USAGE,
+            }
         }
     }
 }

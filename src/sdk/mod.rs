@@ -3,7 +3,12 @@
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
 pub mod challenge;
+pub mod content_type;
 pub mod cookies;
+pub mod endpoint;
+pub mod fetch;
 pub mod html;
+pub mod http;
+pub mod redact;
 pub mod render_decision;
 pub mod request;

@@ -1,0 +1,157 @@
+//! One fetch: the validated request, the pipeline that runs it, and its outcome.
+//!
+//! The pipeline is HTTP first. It decides mechanically whether a browser is needed
+//! ([`crate::sdk::render_decision`]) and writes every artifact through [`outdir`].
+
+pub mod options;
+pub mod outcome;
+pub mod outdir;
+pub mod run;
+pub mod takeover_hint;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::sdk::cookies::Cookie;
+use crate::sdk::endpoint::Endpoint;
+use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait};
+
+pub use options::{FormValue, HeaderPair, RequestBody, TransportOptions};
+pub use outcome::{FetchFailure, FetchOutcome};
+pub use run::fetch;
+
+/// Default whole-attempt timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default cap on the main response body (1 GiB).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 30;
+/// Most redirects followed before `redirect_loop`.
+pub const MAX_REDIRECTS: usize = 20;
+/// Retries are capped so a typo cannot loop for hours.
+pub const MAX_RETRIES: u32 = 20;
+
+/// Browser-side options; they apply only when a browser renders the page.
+#[derive(Debug, Clone)]
+pub struct BrowserOptions {
+    /// Readiness condition.
+    pub wait: Wait,
+    /// `--tab`.
+    pub tab: Option<String>,
+    /// `--takeover`.
+    pub takeover: bool,
+    /// `--profile`.
+    pub profile: Option<String>,
+    /// `--evaluate-after-wait`.
+    pub evaluate_after_wait: Option<String>,
+    /// `--network-bodies`, when given.
+    pub network_bodies: Option<NetworkBodies>,
+    /// `--network-body-max-bytes`.
+    pub network_body_max_bytes: u64,
+    /// `--readiness-idle-ms`.
+    pub readiness_idle_ms: u64,
+    /// `--readiness-stable-ms`.
+    pub readiness_stable_ms: u64,
+    /// `--readiness-min-text-bytes`.
+    pub readiness_min_text_bytes: u64,
+    /// `--capture-ws`.
+    pub capture_ws: bool,
+    /// `--capture-sse`.
+    pub capture_sse: bool,
+}
+
+impl Default for BrowserOptions {
+    fn default() -> Self {
+        BrowserOptions {
+            wait: Wait::Auto,
+            tab: None,
+            takeover: false,
+            profile: None,
+            evaluate_after_wait: None,
+            network_bodies: None,
+            network_body_max_bytes: 10 * 1024 * 1024,
+            readiness_idle_ms: 500,
+            readiness_stable_ms: 300,
+            readiness_min_text_bytes: 1,
+            capture_ws: false,
+            capture_sse: false,
+        }
+    }
+}
+
+/// A fully validated fetch request.
+#[derive(Debug, Clone)]
+pub struct FetchRequest {
+    /// Target URL (http or https).
+    pub url: Url,
+    /// HTTP method.
+    pub method: String,
+    /// Extra headers.
+    pub headers: Vec<HeaderPair>,
+    /// Request body.
+    pub body: Option<RequestBody>,
+    /// `--cookie` values: sent, not stored.
+    pub cookies: Vec<Cookie>,
+    /// User-Agent override.
+    pub user_agent: Option<String>,
+    /// Render mode.
+    pub render: RenderMode,
+    /// Explicit `--want`; `None` means the default set for the path taken.
+    pub want: Option<Vec<Artifact>>,
+    /// Artifact directory; `None` is `<tmp>/afhttp-out/<request_id>/`.
+    pub out_dir: Option<PathBuf>,
+    /// Cookie jar file to read and update.
+    pub cookie_jar: Option<PathBuf>,
+    /// Retries of retryable failures.
+    pub retry: u32,
+    /// First backoff delay.
+    pub backoff: Duration,
+    /// Proxy, CA and TLS options.
+    pub transport: TransportOptions,
+    /// Whole-attempt timeout.
+    pub timeout: Duration,
+    /// Main body cap (0 = unlimited).
+    pub max_response_bytes: u64,
+    /// Keep credential headers in network.json.
+    pub no_network_redact: bool,
+    /// Browser host to drive.
+    pub endpoint: Option<Endpoint>,
+    /// Browser-only options.
+    pub browser: BrowserOptions,
+}
+
+impl FetchRequest {
+    /// A GET of `url` with every default.
+    pub fn get(url: Url) -> FetchRequest {
+        FetchRequest {
+            url,
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            cookies: Vec::new(),
+            user_agent: None,
+            render: RenderMode::Auto,
+            want: None,
+            out_dir: None,
+            cookie_jar: None,
+            retry: 0,
+            backoff: Duration::from_millis(250),
+            transport: TransportOptions::default(),
+            timeout: DEFAULT_TIMEOUT,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            no_network_redact: false,
+            endpoint: None,
+            browser: BrowserOptions::default(),
+        }
+    }
+
+    /// The artifacts the HTTP path writes: `--want`, or just `body`.
+    pub fn http_artifacts(&self) -> Vec<Artifact> {
+        self.want.clone().unwrap_or_else(|| vec![Artifact::Body])
+    }
+
+    /// Whether `artifact` should be written on the HTTP path.
+    pub fn wants_http(&self, artifact: Artifact) -> bool {
+        artifact == Artifact::Body || self.http_artifacts().contains(&artifact)
+    }
+}

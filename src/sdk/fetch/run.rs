@@ -1,0 +1,444 @@
+//! The fetch pipeline: validate, decide, run HTTP attempts with retries, write artifacts.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::error::{AfError, ErrorCode, Warning};
+use crate::sdk::challenge::{self, PageKind};
+use crate::sdk::content_type;
+use crate::sdk::cookies::jar;
+use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
+use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::takeover_hint;
+use crate::sdk::fetch::FetchRequest;
+use crate::sdk::html;
+use crate::sdk::http::exchange::{self, CookieState};
+use crate::sdk::http::{body, client, network};
+use crate::sdk::render_decision::{self, EscalationReason};
+use crate::sdk::request::{Artifact, RenderMode};
+
+/// Longest single backoff between retries.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Run one fetch to completion.
+pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let t0 = Instant::now();
+    let mut trace = Trace::new(&request_id);
+    trace.set(
+        "render",
+        json!({"mode": req.render, "decision": "http_only", "escalation_reason": null}),
+    );
+    trace.set(
+        "sensitive_capture",
+        json!({
+            "no_network_redact": req.no_network_redact,
+            "capture_ws": req.browser.capture_ws,
+            "capture_sse": req.browser.capture_sse,
+        }),
+    );
+    trace.set("cookie_jar_file", json!(req.cookie_jar));
+    let fail = |error: AfError, trace: &Trace| FetchFailure {
+        error,
+        trace: trace.clone(),
+    };
+
+    if let Err(e) = check_browser_needs(&req) {
+        return Err(fail(e, &trace));
+    }
+    let want = req.want.clone().unwrap_or_default();
+    if let Some(reason) = render_decision::before_request(req.render, &want) {
+        return Err(escalation_unavailable(&mut trace, &reason, &req));
+    }
+
+    let mut out =
+        OutDir::prepare(req.out_dir.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
+    let loaded_jar = match &req.cookie_jar {
+        Some(path) => jar::read_jar_file(path).map_err(|e| fail(e, &trace))?,
+        None => jar::CookieJar::default(),
+    };
+    let client = client::build(&req.transport).map_err(|e| fail(e, &trace))?;
+    trace.timing("setup", t0.elapsed().as_secs_f64() * 1000.0);
+
+    let mut attempt: u32 = 0;
+    loop {
+        attempt += 1;
+        out.begin_attempt();
+        let started = Instant::now();
+        let mut cookies = CookieState {
+            jar: loaded_jar.clone(),
+            extra: req.cookies.clone(),
+            ..CookieState::default()
+        };
+        let run = attempt_once(
+            &client,
+            &req,
+            &mut out,
+            &mut cookies,
+            &mut trace,
+            &request_id,
+        );
+        let result = match tokio::time::timeout(req.timeout, run).await {
+            Ok(r) => r,
+            Err(_) => Err(AfError::new(
+                ErrorCode::NavigationTimeout,
+                format!(
+                    "the attempt did not finish within {} ms",
+                    req.timeout.as_millis()
+                ),
+            )
+            .with_hint("raise --timeout-ms, or add --retry")),
+        };
+        let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+        match result {
+            Ok(mut outcome) => {
+                trace.attempt(attempt, elapsed, None);
+                match merge_cookies(&req, &cookies) {
+                    Ok(Some(n)) => trace.set("cookie_jar_updates", json!(n)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        out.rollback_attempt();
+                        out.cleanup_if_empty();
+                        return Err(fail(e, &trace));
+                    }
+                }
+                trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
+                outcome.trace = trace;
+                return Ok(outcome);
+            }
+            Err(e) => {
+                trace.attempt(attempt, elapsed, Some(&e));
+                out.rollback_attempt();
+                if e.retryable() && attempt <= req.retry {
+                    tokio::time::sleep(backoff(req.backoff, attempt)).await;
+                    continue;
+                }
+                out.cleanup_if_empty();
+                trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
+                return Err(fail(e, &trace));
+            }
+        }
+    }
+}
+
+/// Delay before retry number `attempt` (1-based): doubling, small jitter, capped.
+pub fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1u32 << (attempt - 1).min(16));
+    let jitter = Duration::from_millis(fastrand::u64(0..=(exp.as_millis() as u64 / 10).max(1)));
+    exp.saturating_add(jitter).min(MAX_BACKOFF)
+}
+
+/// Browser-only options that cannot be honoured on this path.
+fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
+    let b = &req.browser;
+    if req.render == RenderMode::None {
+        if let Some(a) = req.want.iter().flatten().find(|a| a.browser_only()) {
+            return Err(AfError::invalid(format!(
+                "--want {} needs a browser, but --render none never starts one",
+                a.as_str()
+            )));
+        }
+        for (flag, set) in [
+            ("--takeover", b.takeover),
+            ("--tab", b.tab.is_some()),
+            ("--evaluate-after-wait", b.evaluate_after_wait.is_some()),
+        ] {
+            if set {
+                return Err(AfError::invalid(format!(
+                    "{flag} needs a browser render; drop --render none"
+                )));
+            }
+        }
+    }
+    if b.takeover || b.profile.is_some() || b.tab.is_some() {
+        return Err(AfError::new(
+            ErrorCode::RenderUnavailable,
+            "--takeover, --profile and --tab need a running browser host",
+        )
+        .with_hint("this build has no browser host yet; fetch without those flags"));
+    }
+    Ok(())
+}
+
+fn escalation_unavailable(
+    trace: &mut Trace,
+    reason: &EscalationReason,
+    req: &FetchRequest,
+) -> FetchFailure {
+    trace.set(
+        "render",
+        json!({"mode": req.render, "decision": "escalate", "escalation_reason": reason.to_json()}),
+    );
+    let hint = if req.render == RenderMode::Always {
+        "this build cannot start a browser yet; use --render none or auto"
+    } else {
+        "this build cannot start a browser yet; rerun with --render none to keep the plain HTTP response"
+    };
+    FetchFailure {
+        error: AfError::new(
+            ErrorCode::RenderUnavailable,
+            format!(
+                "a browser render is needed ({}) but none is available",
+                reason.code()
+            ),
+        )
+        .with_hint(hint),
+        trace: trace.clone(),
+    }
+}
+
+async fn attempt_once(
+    client: &reqwest::Client,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    cookies: &mut CookieState,
+    trace: &mut Trace,
+    request_id: &str,
+) -> Result<FetchOutcome, AfError> {
+    let t0 = Instant::now();
+    let ex = exchange::run(client, req, cookies, t0)
+        .await
+        .map_err(|e| e.error)?;
+    let mut hops = ex.hops;
+    let Some(last) = hops.last() else {
+        return Err(AfError::new(ErrorCode::TargetUnreachable, "no response"));
+    };
+    trace.timing("response_headers", last.headers_ms);
+    let final_url = last.url.clone();
+    let status = last.status;
+    let headers = last.response_headers.clone();
+    let ct = headers
+        .iter()
+        .find(|(n, _)| n == "content-type")
+        .map(|(_, v)| v.clone());
+    let textual = content_type::is_textual(ct.as_deref());
+    let name = format!("body.{}", content_type::extension(ct.as_deref()));
+    let body_started = Instant::now();
+    let captured = body::capture(
+        ex.response,
+        out,
+        &name,
+        req.max_response_bytes,
+        textual,
+        &final_url,
+    )
+    .await?;
+    if let Some(h) = hops.last_mut() {
+        h.finished_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
+        h.body_bytes = Some(captured.bytes);
+    }
+    trace.timing("body", body_started.elapsed().as_secs_f64() * 1000.0);
+
+    let mut warnings: Vec<Warning> = Vec::new();
+    let mut files = Vec::new();
+    if let Some(p) = &captured.path {
+        files.push((Artifact::Body, p.clone()));
+    }
+    if captured.truncated {
+        warnings.push(Warning::artifact(
+            "body",
+            ErrorCode::NetworkBodyTruncated,
+            format!(
+                "the body was cut at --max-response-bytes {}",
+                req.max_response_bytes
+            ),
+        ));
+    }
+    for s in &cookies.skipped {
+        warnings.push(Warning::general(
+            ErrorCode::CookieSkipped,
+            format!("cookie {} not sent: {}", s.name, s.reason),
+        ));
+    }
+
+    let text = textual.then(|| content_type::decode_text(&captured.text_prefix, ct.as_deref()));
+    let body_text = text.as_deref().unwrap_or("");
+    let challenge = if textual {
+        challenge::classify(status, &headers, body_text)
+    } else {
+        None
+    };
+    let facts = render_decision::ResponseFacts {
+        status,
+        content_type: ct.as_deref(),
+        body_text,
+        challenge: challenge.as_ref(),
+    };
+    if let Some(reason) = render_decision::after_response(req.render, &facts) {
+        let f = escalation_unavailable(trace, &reason, req);
+        return Err(f.error);
+    }
+
+    let artifacts_started = Instant::now();
+    write_projections(
+        req,
+        out,
+        &final_url,
+        ct.as_deref(),
+        text.as_deref(),
+        captured.prefix_complete,
+        &mut files,
+        &mut warnings,
+    )?;
+    if req.wants_http(Artifact::Network) {
+        let doc = network::document(request_id, &hops, !req.no_network_redact);
+        let p = out.write("network.json", &pretty(&doc))?;
+        files.push((Artifact::Network, p));
+    }
+    if req.browser.evaluate_after_wait.is_some() {
+        warnings.push(Warning::general(
+            ErrorCode::BackendUnsupported,
+            "--evaluate-after-wait was not run: the plain HTTP response was enough",
+        ));
+    }
+    trace.timing(
+        "artifacts",
+        artifacts_started.elapsed().as_secs_f64() * 1000.0,
+    );
+
+    let mut page_kind = None;
+    let mut next_action = None;
+    if let Some(c) = &challenge {
+        page_kind = Some(c.page_kind);
+        let code = match c.page_kind {
+            PageKind::BotWall => ErrorCode::BotWallDetected,
+            PageKind::SecurityChallenge => ErrorCode::SecurityChallengeDetected,
+        };
+        warnings.push(Warning::general(
+            code,
+            format!("{}: {}", c.vendor, c.marker),
+        ));
+        next_action = Some(takeover_hint::human_takeover(
+            req.url.as_str(),
+            &format!("challenge_markers: {} ({})", c.vendor, c.marker),
+        ));
+    }
+
+    Ok(FetchOutcome {
+        request_id: request_id.to_string(),
+        url: req.url.to_string(),
+        final_url: final_url.to_string(),
+        status,
+        content_type: ct,
+        render_used: "http",
+        out_dir: out.path().to_path_buf(),
+        files,
+        body_bytes: captured.bytes,
+        body_truncated: captured.truncated,
+        redirects: hops.len().saturating_sub(1),
+        page_kind,
+        next_action,
+        warnings,
+        trace: Trace::new(request_id),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_projections(
+    req: &FetchRequest,
+    out: &mut OutDir,
+    final_url: &url::Url,
+    ct: Option<&str>,
+    text: Option<&str>,
+    complete: bool,
+    files: &mut Vec<(Artifact, std::path::PathBuf)>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), AfError> {
+    let wanted: Vec<Artifact> = [Artifact::Text, Artifact::Content, Artifact::ContentJson]
+        .into_iter()
+        .filter(|a| req.wants_http(*a))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        for a in wanted {
+            warnings.push(Warning::artifact(
+                a.as_str(),
+                ErrorCode::ArtifactEmpty,
+                format!(
+                    "no text to project from a {} body",
+                    content_type::essence(ct)
+                ),
+            ));
+        }
+        return Ok(());
+    };
+    let projection = if content_type::is_html(ct) {
+        html::project(text, final_url)
+    } else {
+        html::Projection {
+            text: text.to_string(),
+            content_md: text.to_string(),
+            content_json: json!({"schema_version": 1, "url": final_url.as_str(), "title": null, "text_bytes": text.len()}),
+        }
+    };
+    if !complete {
+        for a in &wanted {
+            warnings.push(Warning::artifact(
+                a.as_str(),
+                ErrorCode::NetworkBodyTruncated,
+                format!(
+                    "projected from the first {} bytes of the body",
+                    body::TEXT_PREFIX_LIMIT
+                ),
+            ));
+        }
+    }
+    for a in wanted {
+        let (name, bytes) = match a {
+            Artifact::Text => ("text.txt", projection.text.clone().into_bytes()),
+            Artifact::Content => ("content.md", projection.content_md.clone().into_bytes()),
+            _ => ("content.json", pretty(&projection.content_json)),
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            warnings.push(Warning::artifact(
+                a.as_str(),
+                ErrorCode::ArtifactEmpty,
+                "the projection is empty",
+            ));
+        }
+        let p = out.write(name, &bytes)?;
+        files.push((a, p));
+    }
+    Ok(())
+}
+
+/// Store the cookies received into the jar file under its lock; returns how many.
+fn merge_cookies(req: &FetchRequest, cookies: &CookieState) -> Result<Option<usize>, AfError> {
+    let Some(path) = &req.cookie_jar else {
+        return Ok(None);
+    };
+    let now = exchange::now_unix();
+    let received = cookies.received.clone();
+    let count = received.len();
+    jar::update_jar_file(path, move |j| {
+        for c in received {
+            j.store(c, now);
+        }
+    })?;
+    Ok(Some(count))
+}
+
+fn pretty(v: &serde_json::Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(v).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let b = Duration::from_millis(100);
+        assert!(
+            backoff(b, 1) >= Duration::from_millis(100)
+                && backoff(b, 1) <= Duration::from_millis(110)
+        );
+        assert!(backoff(b, 3) >= Duration::from_millis(400));
+        assert_eq!(backoff(Duration::from_secs(10), 10), MAX_BACKOFF);
+    }
+}

@@ -1,0 +1,55 @@
+//! The reqwest client for one fetch: explicit proxy only, optional extra CA, redirects
+//! handled by afhttp (so every hop is recorded and cookies apply per hop).
+
+use crate::error::AfError;
+use crate::sdk::fetch::TransportOptions;
+
+/// The default User-Agent.
+pub fn default_user_agent() -> String {
+    format!("afhttp/{}", crate::VERSION)
+}
+
+/// Build the client. Ambient `HTTP_PROXY`/`HTTPS_PROXY` are never honoured.
+pub fn build(transport: &TransportOptions) -> Result<reqwest::Client, AfError> {
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(default_user_agent())
+        .gzip(true)
+        .brotli(true)
+        .deflate(true)
+        .zstd(true)
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(0);
+    if let Some(proxy) = &transport.proxy_url {
+        let p = reqwest::Proxy::all(proxy.as_str())
+            .map_err(|e| AfError::invalid(format!("--proxy-url: {e}")))?;
+        builder = builder.proxy(p);
+    }
+    if let Some(path) = &transport.ca_cert {
+        let pem = std::fs::read(path).map_err(|e| {
+            AfError::invalid(format!("--ca-cert {}: cannot read ({e})", path.display()))
+        })?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+            AfError::invalid(format!(
+                "--ca-cert {}: not a PEM certificate ({e})",
+                path.display()
+            ))
+        })?;
+        if certs.is_empty() {
+            return Err(AfError::invalid(format!(
+                "--ca-cert {}: no PEM certificate found",
+                path.display()
+            )));
+        }
+        for cert in certs {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    if transport.tls_insecure {
+        builder = builder.danger_accept_invalid_certs(true);
+    }
+    builder
+        .build()
+        .map_err(|e| AfError::invalid(format!("cannot configure the HTTP client: {e}")))
+}

@@ -1,0 +1,84 @@
+//! Mapping transport failures to stable codes.
+
+use std::error::Error as _;
+
+use crate::error::{AfError, ErrorCode};
+
+/// Map a reqwest error for `url` to a stable code; `via_proxy` adjusts the hint.
+pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfError {
+    let chain = source_chain(err);
+    let lower = chain.to_ascii_lowercase();
+    let host = url.host_str().unwrap_or("");
+    if err.is_timeout() {
+        return AfError::new(
+            ErrorCode::NavigationTimeout,
+            format!("timed out talking to {host}: {chain}"),
+        );
+    }
+    if lower.contains("dns error")
+        || lower.contains("failed to lookup address")
+        || lower.contains("name or service not known")
+        || lower.contains("no address associated")
+        || lower.contains("temporary failure in name resolution")
+    {
+        return AfError::new(
+            ErrorCode::DnsResolutionFailed,
+            format!("cannot resolve {host}: {chain}"),
+        )
+        .with_hint("check the host name; retry if the resolver is flaky");
+    }
+    if lower.contains("certificate")
+        || lower.contains("tls")
+        || lower.contains("handshake")
+        || lower.contains("invalid peer")
+        || lower.contains("unknownissuer")
+    {
+        return AfError::new(
+            ErrorCode::TlsError,
+            format!("TLS with {host} failed: {chain}"),
+        )
+        .with_hint(
+            "pass --ca-cert <pem> to trust a private CA, or --tls-insecure to skip verification",
+        );
+    }
+    let mut e = if err.is_body() || err.is_decode() {
+        AfError::new(
+            ErrorCode::TargetUnreachable,
+            format!("the connection to {host} dropped mid-response: {chain}"),
+        )
+    } else {
+        AfError::new(
+            ErrorCode::TargetUnreachable,
+            format!("cannot reach {host}: {chain}"),
+        )
+    };
+    if via_proxy {
+        e = e.with_hint("the request went through --proxy-url; check that the proxy is up");
+    }
+    e
+}
+
+/// An I/O error while streaming a body.
+pub fn body_io(err: &std::io::Error, url: &url::Url) -> AfError {
+    AfError::new(
+        ErrorCode::TargetUnreachable,
+        format!(
+            "the connection to {} dropped mid-response: {err}",
+            url.host_str().unwrap_or("")
+        ),
+    )
+}
+
+/// The error and its sources as one line.
+pub fn source_chain(err: &reqwest::Error) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut cur = err.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,7 @@
+//! The plain-HTTP path: client, redirect chain, body streaming, error mapping, network log.
+
+pub mod body;
+pub mod client;
+pub mod errors;
+pub mod exchange;
+pub mod network;
