@@ -279,3 +279,19 @@ mod tests {
         assert!(ErrorCode::HostBusy.retryable());
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn reference_documents_every_code() {
+        let doc = include_str!("../docs/reference.md");
+        for code in ErrorCode::ALL {
+            assert!(
+                doc.contains(&format!("| `{}` |", code.as_str())),
+                "docs/reference.md lacks {code}"
+            );
+        }
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: install what the tests need, then lint and run every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+# The SDK-only build must compile on its own (tests check what it links).
+cargo check --quiet --no-default-features --features sdk --lib
+cargo test --all-targets
