@@ -91,7 +91,7 @@ pub fn ensure_owned_private_dir(dir: &Path) -> Result<(), AfError> {
 /// A file being written privately in its final directory; [`PrivateFile::commit`] renames
 /// it into place, dropping it without commit removes it.
 pub struct PrivateFile {
-    temp: tempfile::NamedTempFile,
+    temp: std::io::BufWriter<tempfile::NamedTempFile>,
     target: PathBuf,
 }
 
@@ -105,7 +105,7 @@ impl PrivateFile {
             .tempfile_in(dir)
             .map_err(|e| AfError::io(format_args!("create file in {}", dir.display()), &e))?;
         Ok(PrivateFile {
-            temp,
+            temp: std::io::BufWriter::with_capacity(256 * 1024, temp),
             target: dir.join(name),
         })
     }
@@ -118,22 +118,42 @@ impl PrivateFile {
             .map_err(|e| AfError::io(format_args!("write {}", target.display()), &e))
     }
 
-    /// Flush to disk and rename into place; returns the final path.
+    /// Rename into place (no fsync: artifacts favour speed); returns the final path.
     pub fn commit(self) -> Result<PathBuf, AfError> {
+        self.finish(false)
+    }
+
+    /// Flush to stable storage, then rename into place (state files: jars, metadata, tokens).
+    pub fn commit_durable(self) -> Result<PathBuf, AfError> {
+        self.finish(true)
+    }
+
+    fn finish(self, durable: bool) -> Result<PathBuf, AfError> {
         let target = self.target;
-        self.temp
-            .as_file()
-            .sync_all()
-            .map_err(|e| AfError::io(format_args!("sync {}", target.display()), &e))?;
-        self.temp
-            .persist(&target)
+        let temp = self
+            .temp
+            .into_inner()
+            .map_err(|e| AfError::io(format_args!("write {}", target.display()), e.error()))?;
+        if durable {
+            temp.as_file()
+                .sync_all()
+                .map_err(|e| AfError::io(format_args!("sync {}", target.display()), &e))?;
+        }
+        temp.persist(&target)
             .map_err(|e| AfError::io(format_args!("rename into {}", target.display()), &e.error))?;
         Ok(target)
     }
 }
 
-/// Write `bytes` to `dir/name` atomically with mode 0600; returns the final path.
+/// Write `bytes` to `dir/name` atomically and durably with mode 0600; returns the final path.
 pub fn write_private_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, AfError> {
+    let mut f = PrivateFile::create(dir, name)?;
+    f.write_all(bytes)?;
+    f.commit_durable()
+}
+
+/// Write an artifact to `dir/name` atomically with mode 0600 (no fsync); returns the final path.
+pub fn write_private_artifact(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, AfError> {
     let mut f = PrivateFile::create(dir, name)?;
     f.write_all(bytes)?;
     f.commit()

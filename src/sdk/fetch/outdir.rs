@@ -55,7 +55,7 @@ impl OutDir {
 
     /// Write a whole file for the current attempt.
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<PathBuf, AfError> {
-        let p = fsutil::write_private_file(&self.path, name, bytes)?;
+        let p = fsutil::write_private_artifact(&self.path, name, bytes)?;
         self.attempt_files.push(p.clone());
         Ok(p)
     }

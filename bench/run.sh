@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Build the release binary and run the benchmarks; rewrites docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+cargo build --release --quiet
+exec python3 bench/run.py "$@"
