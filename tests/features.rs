@@ -20,7 +20,11 @@ fn sdk_only_build_links_no_heavy_dependencies() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(tree.contains("reqwest"), "unexpected tree:\n{tree}");
     for forbidden in ["chromiumoxide", "axum", "bollard", "clap "] {

@@ -37,7 +37,19 @@ impl Fixture {
 
     /// A command for the built binary in this environment.
     pub fn cmd(&self) -> Cmd {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
+        self.cmd_via(&[])
+    }
+
+    /// The binary run through a wrapper such as `unshare -n` (a private, empty network).
+    pub fn cmd_via(&self, wrapper: &[&str]) -> Cmd {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(env!("CARGO_BIN_EXE_afhttp"));
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_afhttp")),
+        };
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &self.home)

@@ -1,0 +1,217 @@
+//! Transport: timeouts, retries, dropped connections, DNS, TLS options, proxies, streaming.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Fixture, FixtureServer, HttpProxy, Socks5Proxy, TlsFixtureServer};
+
+fn body_json(run: &crate::support::Run) -> Value {
+    let p = run.result()["body_file"].as_str().unwrap().to_string();
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn slow_server_times_out_retryable_and_leaves_nothing() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let out = fx.path().join("o");
+    let t = Instant::now();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/slow-body?ms=5000"), "--timeout-ms", "400", "--out"])
+        .arg(&out)
+        .run();
+    let e = run.error("navigation_timeout", 1);
+    assert_eq!(e["retryable"], true);
+    assert!(t.elapsed() < Duration::from_secs(4), "the timeout bounds the whole attempt");
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert!(left.is_empty(), "partial files left: {left:?}");
+    assert_eq!(run.event["trace"]["attempts"][0]["error"]["code"], "navigation_timeout");
+}
+
+#[test]
+fn stalled_body_times_out() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    fx.cmd().args(["fetch", &srv.url("/stall"), "--timeout-ms", "300"]).run().error("navigation_timeout", 1);
+}
+
+#[test]
+fn dropped_connections_are_target_unreachable_and_retried() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = fx.cmd().args(["fetch", &srv.url("/flaky?fail=2&key=a")]).run();
+    run.error("target_unreachable", 1);
+
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/flaky?fail=2&key=b"), "--retry", "3", "--backoff-ms", "10"])
+        .run();
+    let r = run.result();
+    assert_eq!(r["status"], 200);
+    let attempts = run.event["trace"]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 3, "two failures then success");
+    assert_eq!(attempts[0]["error"]["code"], "target_unreachable");
+}
+
+#[test]
+fn statuses_are_never_retried() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = fx.cmd().args(["fetch", &srv.url("/status/503"), "--retry", "3", "--render", "none"]).run();
+    assert_eq!(run.result()["status"], 503);
+    assert_eq!(srv.hits("/status/503"), 1);
+}
+
+#[test]
+fn connection_dropped_mid_body() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let out = fx.path().join("o");
+    let run = fx.cmd().args(["fetch", &srv.url("/drop"), "--out"]).arg(&out).run();
+    run.error("target_unreachable", 1);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "no partial body left");
+}
+
+#[test]
+fn refused_connection() {
+    let fx = Fixture::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    fx.cmd().args(["fetch", &format!("http://127.0.0.1:{port}/")]).run().error("target_unreachable", 1);
+}
+
+#[test]
+fn unresolvable_host_in_a_private_network() {
+    // `unshare -n` gives the process an empty network, so no DNS query leaves the machine.
+    let fx = Fixture::new();
+    let run = fx.cmd_via(&["unshare", "-n"]).args(["fetch", "http://no-such-host.invalid/"]).run();
+    let e = run.error("dns_resolution_failed", 1);
+    assert_eq!(e["retryable"], true);
+}
+
+#[test]
+fn tls_untrusted_then_ca_cert_then_insecure() {
+    let fx = Fixture::new();
+    let tls = TlsFixtureServer::start();
+    let run = fx.cmd().args(["fetch", &tls.url("/echo")]).run();
+    let e = run.error("tls_error", 1);
+    assert_eq!(e["retryable"], false);
+    assert!(e["hint"].as_str().unwrap().contains("--ca-cert"));
+
+    let run = fx.cmd().args(["fetch", &tls.url("/echo"), "--ca-cert"]).arg(tls.ca_pem_path()).run();
+    assert_eq!(run.result()["status"], 200);
+
+    let run = fx.cmd().args(["fetch", &tls.url("/echo"), "--tls-insecure"]).run();
+    assert_eq!(run.result()["status"], 200);
+}
+
+#[test]
+fn bad_ca_cert_file_is_invalid_argument() {
+    let fx = Fixture::new();
+    let tls = TlsFixtureServer::start();
+    let junk = fx.path().join("junk.pem");
+    std::fs::write(&junk, "not a certificate").unwrap();
+    fx.cmd().args(["fetch", &tls.url("/"), "--ca-cert"]).arg(&junk).run().error("invalid_argument", 1);
+}
+
+#[test]
+fn http_proxy_forwards_plain_and_tunnels_tls() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let tls = TlsFixtureServer::start();
+    let proxy = HttpProxy::start();
+    let run = fx.cmd().args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()]).run();
+    assert_eq!(run.result()["status"], 200);
+    assert_eq!(proxy.requests(), 1);
+
+    let run = fx
+        .cmd()
+        .args(["fetch", &tls.url("/echo"), "--proxy-url", &proxy.url(), "--ca-cert"])
+        .arg(tls.ca_pem_path())
+        .run();
+    assert_eq!(run.result()["status"], 200);
+    assert_eq!(proxy.requests(), 2);
+    assert!(proxy.seen_targets().iter().any(|t| t.contains(&tls.port().to_string())));
+}
+
+#[test]
+fn socks5_proxy() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let socks = Socks5Proxy::start();
+    let run = fx.cmd().args(["fetch", &srv.url("/echo"), "--proxy-url", &socks.url()]).run();
+    assert_eq!(run.result()["status"], 200);
+    assert_eq!(socks.connections(), 1);
+}
+
+#[test]
+fn dead_proxy_is_target_unreachable_with_hint() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/"), "--proxy-url", &format!("http://127.0.0.1:{port}")])
+        .run();
+    let e = run.error("target_unreachable", 1);
+    assert!(e["hint"].as_str().unwrap_or("").contains("proxy"));
+}
+
+#[test]
+fn ambient_proxy_variables_are_ignored() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let proxy = HttpProxy::start();
+    let run = fx
+        .cmd()
+        .env("HTTP_PROXY", proxy.url())
+        .env("http_proxy", proxy.url())
+        .env("ALL_PROXY", proxy.url())
+        .args(["fetch", &srv.url("/echo")])
+        .run();
+    assert_eq!(body_json(&run)["path"], "/echo");
+    assert_eq!(proxy.requests(), 0, "ambient proxy was used");
+}
+
+/// Peak RSS of one run of the binary (KiB), measured by wait4.
+#[allow(unsafe_code)]
+fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_afhttp"))
+        .args(args)
+        .env_clear()
+        .env("TMPDIR", &fx.tmp)
+        .env("HOME", &fx.home)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let mut status: libc::c_int = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child with valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid as u32, child.id());
+    let code = std::process::ExitStatus::from_raw(status).code().unwrap_or(-1);
+    (code, usage.ru_maxrss, stdout)
+}
+
+#[test]
+fn fifty_megabyte_body_streams_to_disk() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let out = fx.path().join("big");
+    let n = 50 * 1024 * 1024;
+    let url = srv.url(&format!("/bytes?n={n}"));
+    let (code, rss_kib, stdout) =
+        run_measuring_rss(&fx, &["fetch", &url, "--out", out.to_str().unwrap(), "--timeout-ms", "120000"]);
+    assert_eq!(code, 0, "{stdout}");
+    let event: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(event["result"]["body_bytes"], n);
+    assert_eq!(std::fs::metadata(out.join("body.bin")).unwrap().len(), n as u64);
+    eprintln!("peak RSS streaming 50 MB: {} KiB", rss_kib);
+    // Liveness bound, not a benchmark: holding the body in memory would exceed it.
+    assert!(rss_kib < 48 * 1024, "peak RSS {rss_kib} KiB: the body is held in memory");
+}
