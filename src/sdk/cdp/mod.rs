@@ -1,0 +1,239 @@
+//! A raw-JSON CDP client: one WebSocket, one router task, typed errors.
+//!
+//! Chrome's protocol drifts, so only the envelope (`id`, `method`, `sessionId`, `result`,
+//! `error`) is interpreted; params and results stay `serde_json::Value`.
+
+pub mod router;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use crate::error::{AfError, ErrorCode};
+use crate::sdk::endpoint::Endpoint;
+
+/// An event from the browser.
+#[derive(Debug, Clone)]
+pub struct CdpEvent {
+    /// Method name, e.g. `Network.responseReceived`.
+    pub method: String,
+    /// Raw params.
+    pub params: Value,
+    /// The flattened session it belongs to (`None`: browser target).
+    pub session_id: Option<String>,
+}
+
+/// Why one CDP call failed.
+#[derive(Debug, Clone)]
+pub enum CallError {
+    /// The browser answered with a protocol error.
+    Protocol {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Browser's message.
+        message: String,
+    },
+    /// The connection closed before the answer.
+    Closed(String),
+    /// No answer in time.
+    Timeout(String),
+}
+
+impl CallError {
+    /// As a stable error: protocol errors on bad input are `invalid_argument`.
+    pub fn into_af(self, method: &str) -> AfError {
+        match self {
+            CallError::Protocol { code, message } => {
+                let code_af = if matches!(code, -32600 | -32601 | -32602) {
+                    ErrorCode::InvalidArgument
+                } else {
+                    ErrorCode::ArtifactCaptureFailed
+                };
+                AfError::new(code_af, format!("{method}: {message} ({code})"))
+            }
+            CallError::Closed(why) => AfError::new(
+                ErrorCode::CdpUnavailable,
+                format!("{method}: the CDP connection closed ({why})"),
+            ),
+            CallError::Timeout(why) => {
+                AfError::new(ErrorCode::CdpTimeout, format!("{method}: {why}"))
+            }
+        }
+    }
+}
+
+/// Max WebSocket message: full-page screenshots arrive base64 in one frame.
+const MAX_MESSAGE: usize = 512 * 1024 * 1024;
+
+/// One CDP WebSocket connection (to `/cdp` on a host, or a browser's own endpoint).
+pub struct CdpConnection {
+    control: mpsc::UnboundedSender<router::Control>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for CdpConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CdpConnection").finish_non_exhaustive()
+    }
+}
+
+impl CdpConnection {
+    /// Connect to `endpoint` (path `/cdp`, or a full ws URL given in `ws_url`).
+    pub async fn connect(
+        endpoint: &Endpoint,
+        ws_path: &str,
+        bearer: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Arc<CdpConnection>, AfError> {
+        let unreachable = |why: String| {
+            AfError::new(
+                ErrorCode::HostUnreachable,
+                format!("cannot open the CDP WebSocket: {why}"),
+            )
+        };
+        let (scheme, authority) = match endpoint {
+            Endpoint::Tcp { tls, .. } => {
+                let base = endpoint.http_base();
+                let authority = base.split("://").nth(1).unwrap_or("").to_string();
+                (if *tls { "wss" } else { "ws" }, authority)
+            }
+            Endpoint::Unix(_) => ("ws", "localhost".to_string()),
+        };
+        let url = format!("{scheme}://{authority}{ws_path}");
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| AfError::new(ErrorCode::InvalidEndpoint, format!("{url}: {e}")))?;
+        if let Some(token) = bearer {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| AfError::invalid("the token is not a valid header value"))?;
+            request.headers_mut().insert("authorization", value);
+        }
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE))
+            .max_frame_size(Some(MAX_MESSAGE));
+        let (control, rx) = mpsc::unbounded_channel();
+        let connecting = async {
+            match endpoint {
+                Endpoint::Unix(path) => {
+                    let stream = tokio::net::UnixStream::connect(path)
+                        .await
+                        .map_err(|e| unreachable(format!("{}: {e}", path.display())))?;
+                    let (ws, _) =
+                        tokio_tungstenite::client_async_with_config(request, stream, Some(config))
+                            .await
+                            .map_err(|e| handshake_error(e, &url))?;
+                    tokio::spawn(router::run(ws, rx));
+                }
+                Endpoint::Tcp { .. } => {
+                    let (ws, _) =
+                        tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+                            .await
+                            .map_err(|e| handshake_error(e, &url))?;
+                    tokio::spawn(router::run(ws, rx));
+                }
+            }
+            Ok::<(), AfError>(())
+        };
+        tokio::time::timeout(timeout, connecting)
+            .await
+            .map_err(|_| {
+                unreachable(format!(
+                    "no answer from {url} within {} ms",
+                    timeout.as_millis()
+                ))
+            })??;
+        Ok(Arc::new(CdpConnection {
+            control,
+            next_id: AtomicU64::new(1),
+        }))
+    }
+
+    /// Send `method` (to `session`, or the browser target) and wait for its result.
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut frame = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            frame["sessionId"] = json!(s);
+        }
+        let (reply, rx) = oneshot::channel();
+        self.control
+            .send(router::Control::Send(router::Outgoing {
+                frame: frame.to_string(),
+                id,
+                reply,
+            }))
+            .map_err(|_| CallError::Closed("the connection is closed".into()))?;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => Err(CallError::Closed("the connection is closed".into())),
+            Err(_) => Err(CallError::Timeout(format!(
+                "no answer within {} ms",
+                timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// Like [`CdpConnection::call`], mapping failures to stable errors.
+    pub async fn send(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, AfError> {
+        self.call(session, method, params, timeout)
+            .await
+            .map_err(|e| e.into_af(method))
+    }
+
+    /// Receive every event of `session` (`None`: browser-level events) from now on.
+    pub fn subscribe(&self, session: Option<&str>) -> mpsc::UnboundedReceiver<CdpEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = self
+            .control
+            .send(router::Control::Subscribe(session.map(String::from), tx));
+        rx
+    }
+
+    /// Whether the router is gone.
+    pub fn is_closed(&self) -> bool {
+        self.control.is_closed()
+    }
+
+    /// Close the socket.
+    pub fn close(&self) {
+        let _ = self.control.send(router::Control::Close);
+    }
+}
+
+fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfError {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    match e {
+        WsError::Http(resp) if resp.status() == 401 || resp.status() == 403 => AfError::new(
+            ErrorCode::Unauthorized,
+            format!("{url} refused the token ({})", resp.status()),
+        )
+        .with_hint("pass --token-secret or set AFHTTP_TOKEN_SECRET"),
+        WsError::Http(resp) => AfError::new(
+            ErrorCode::HostUnreachable,
+            format!("{url} answered {} instead of a WebSocket", resp.status()),
+        ),
+        other => AfError::new(
+            ErrorCode::HostUnreachable,
+            format!("cannot open {url}: {other}"),
+        ),
+    }
+}
