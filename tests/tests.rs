@@ -6,3 +6,4 @@
 mod support;
 
 mod cli_contract;
+mod fixture_server;
