@@ -7,3 +7,4 @@ mod support;
 
 mod cli_contract;
 mod features;
+mod fixture_server;

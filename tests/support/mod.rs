@@ -2,5 +2,15 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod cmd;
+pub mod content;
+pub mod proxy;
+pub mod routes;
+pub mod server;
+pub mod socks;
+pub mod tls;
 
 pub use cmd::{Cmd, Fixture, Run};
+pub use proxy::HttpProxy;
+pub use server::{FixtureServer, RecordedRequest};
+pub use socks::Socks5Proxy;
+pub use tls::TlsFixtureServer;
