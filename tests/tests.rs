@@ -6,3 +6,5 @@
 mod support;
 
 mod cli_contract;
+mod profile;
+mod skill;
