@@ -9,6 +9,7 @@ pub mod error;
 pub mod fsutil;
 pub mod profile;
 pub mod sdk;
+pub mod skill;
 
 #[cfg(feature = "host")]
 pub mod host;

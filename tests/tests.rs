@@ -5,6 +5,13 @@
 
 mod support;
 
+mod bad_input;
 mod cli_contract;
 mod features;
+mod fetch_cookies;
+mod fetch_decision;
+mod fetch_http;
+mod fetch_transport;
 mod fixture_server;
+mod profile;
+mod skill;
