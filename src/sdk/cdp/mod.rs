@@ -49,7 +49,7 @@ impl CallError {
     pub fn into_af(self, method: &str) -> AfError {
         match self {
             CallError::Protocol { code, message } => {
-                let code_af = if matches!(code, -32600 | -32601 | -32602) {
+                let code_af = if (-32602..=-32600).contains(&code) {
                     ErrorCode::InvalidArgument
                 } else {
                     ErrorCode::ArtifactCaptureFailed

@@ -52,13 +52,14 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         return Err(escalation_unavailable(&mut trace, &reason, &req));
     }
 
-    let mut out =
-        OutDir::prepare(req.out_dir.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
+    // Everything that can refuse the request is checked before the first file is written.
+    let client = client::build(&req.transport).map_err(|e| fail(e, &trace))?;
     let loaded_jar = match &req.cookie_jar {
         Some(path) => jar::read_jar_file(path).map_err(|e| fail(e, &trace))?,
         None => jar::CookieJar::default(),
     };
-    let client = client::build(&req.transport).map_err(|e| fail(e, &trace))?;
+    let mut out =
+        OutDir::prepare(req.out_dir.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
     trace.timing("setup", t0.elapsed().as_secs_f64() * 1000.0);
 
     let mut attempt: u32 = 0;
