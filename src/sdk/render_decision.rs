@@ -1,9 +1,14 @@
-//! The `--render auto` decision (placeholder: filled in by the classification work).
+//! The `--render auto` decision (DESIGN.md "HTTP first, for real"): escalate to a browser
+//! only on a mechanical reason, recorded in `trace.escalation_reason`.
 
 use serde_json::{json, Value};
 
 use crate::sdk::challenge::Challenge;
+use crate::sdk::html::{is_html_media_type, ShellFacts};
 use crate::sdk::request::{Artifact, RenderMode};
+
+/// Visible text (bytes) below which a scripted page may be an empty application shell.
+pub const SHELL_TEXT_BYTES: usize = 200;
 
 /// A mechanical reason to render in a browser instead of trusting the HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,14 +63,301 @@ pub struct ResponseFacts<'a> {
     pub challenge: Option<&'a Challenge>,
 }
 
+impl ResponseFacts<'_> {
+    /// Whether the body is HTML: an HTML `Content-Type`, or none and markup that starts
+    /// like an HTML document.
+    pub fn is_html(&self) -> bool {
+        match self.content_type {
+            Some(ct) => is_html_media_type(ct),
+            None => looks_like_html(self.body_text),
+        }
+    }
+}
+
+fn looks_like_html(body: &str) -> bool {
+    let head: String = body
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html")
+}
+
 /// Decide before any request: `always`, or a browser-only artifact under `auto`.
 pub fn before_request(render: RenderMode, want: &[Artifact]) -> Option<EscalationReason> {
-    let _ = (render, want);
-    None
+    match render {
+        RenderMode::Always => Some(EscalationReason::RenderAlways),
+        RenderMode::None => None,
+        RenderMode::Auto => want
+            .iter()
+            .find(|a| a.browser_only())
+            .map(|a| EscalationReason::BrowserOnlyArtifact(*a)),
+    }
 }
 
 /// Decide after the HTTP response under `--render auto`; `None` means HTTP is enough.
+///
+/// Parses `facts.body_text` when the shell check needs it; use [`after_response_with`] to
+/// pass facts from a parse already made.
 pub fn after_response(render: RenderMode, facts: &ResponseFacts<'_>) -> Option<EscalationReason> {
-    let _ = (render, facts);
-    None
+    after_response_with(render, facts, None)
+}
+
+/// [`after_response`] with precomputed [`ShellFacts`] (from `ParsedHtml::shell_facts`).
+///
+/// Order: challenge markers, then a wall status (403/429/503) with an HTML body, then an
+/// empty application shell in a 2xx HTML body. Non-HTML bodies, redirects and 404s never
+/// escalate on shell grounds.
+pub fn after_response_with(
+    render: RenderMode,
+    facts: &ResponseFacts<'_>,
+    shell: Option<&ShellFacts>,
+) -> Option<EscalationReason> {
+    if render != RenderMode::Auto {
+        return None;
+    }
+    if let Some(c) = facts.challenge {
+        return Some(EscalationReason::ChallengeMarkers(c.clone()));
+    }
+    let html = facts.is_html() && !facts.body_text.trim().is_empty();
+    if html && matches!(facts.status, 403 | 429 | 503) {
+        return Some(EscalationReason::WallStatus(facts.status));
+    }
+    if !html || !(200..300).contains(&facts.status) {
+        return None;
+    }
+    let computed;
+    let shell = match shell {
+        Some(s) => s,
+        None => {
+            computed = crate::sdk::html::shell_facts(facts.body_text);
+            &computed
+        }
+    };
+    empty_shell(shell).map(EscalationReason::EmptyHtmlShell)
+}
+
+/// The shell rule: little visible text AND (scripts, an empty mount node, or a
+/// `<noscript>` saying JavaScript is required). Returns the detail naming the facts.
+pub fn empty_shell(s: &ShellFacts) -> Option<String> {
+    if s.visible_text_bytes >= SHELL_TEXT_BYTES {
+        return None;
+    }
+    if s.script_count == 0 && s.empty_mount.is_none() && !s.noscript_requires_js {
+        return None;
+    }
+    let mut detail = format!(
+        "visible_text_bytes={} scripts={}",
+        s.visible_text_bytes, s.script_count
+    );
+    if let Some(m) = &s.empty_mount {
+        detail.push_str(&format!(" empty_mount={m}"));
+    }
+    if s.noscript_requires_js {
+        detail.push_str(" noscript_requires_js=true");
+    }
+    Some(detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sdk::challenge::{classify, tests::fixture};
+
+    fn html_page(name: &str) -> &'static str {
+        match name {
+            "react" => include_str!("../../tests/fixtures/html/react_shell.html"),
+            "vue" => include_str!("../../tests/fixtures/html/vue_shell.html"),
+            "next" => include_str!("../../tests/fixtures/html/next_shell.html"),
+            "angular" => include_str!("../../tests/fixtures/html/angular_shell.html"),
+            "spinner" => include_str!("../../tests/fixtures/html/loading_spinner_shell.html"),
+            "tiny" => include_str!("../../tests/fixtures/html/tiny_static.html"),
+            _ => include_str!("../../tests/fixtures/html/article.html"),
+        }
+    }
+
+    fn decide(status: u16, ct: Option<&str>, body: &str) -> Option<EscalationReason> {
+        let headers: Vec<(String, String)> = ct
+            .map(|c| vec![("content-type".to_string(), c.to_string())])
+            .unwrap_or_default();
+        let challenge = classify(status, &headers, body);
+        let facts = ResponseFacts {
+            status,
+            content_type: ct,
+            body_text: body,
+            challenge: challenge.as_ref(),
+        };
+        after_response(RenderMode::Auto, &facts)
+    }
+
+    const HTML: Option<&str> = Some("text/html; charset=utf-8");
+
+    #[test]
+    fn before_request_branches() {
+        assert_eq!(
+            before_request(RenderMode::Always, &[]),
+            Some(EscalationReason::RenderAlways)
+        );
+        assert_eq!(
+            before_request(RenderMode::Auto, &[Artifact::Body, Artifact::Text]),
+            None
+        );
+        assert_eq!(
+            before_request(
+                RenderMode::Auto,
+                &[Artifact::Text, Artifact::Screenshot, Artifact::Console]
+            ),
+            Some(EscalationReason::BrowserOnlyArtifact(Artifact::Screenshot))
+        );
+        assert_eq!(
+            before_request(RenderMode::None, &[Artifact::Screenshot]),
+            None
+        );
+    }
+
+    #[test]
+    fn only_auto_decides_after_the_response() {
+        let body = html_page("react");
+        for mode in [RenderMode::None, RenderMode::Always] {
+            let facts = ResponseFacts {
+                status: 200,
+                content_type: HTML,
+                body_text: body,
+                challenge: None,
+            };
+            assert_eq!(after_response(mode, &facts), None);
+        }
+    }
+
+    #[test]
+    fn application_shells_escalate_with_facts_in_the_detail() {
+        let cases = [
+            (
+                "react",
+                "visible_text_bytes=0 scripts=1 empty_mount=#root noscript_requires_js=true",
+            ),
+            ("vue", "visible_text_bytes=0 scripts=1 empty_mount=#app"),
+            ("next", "visible_text_bytes=0 scripts=5 empty_mount=#__next"),
+            (
+                "angular",
+                "visible_text_bytes=0 scripts=3 empty_mount=app-root",
+            ),
+            ("spinner", "visible_text_bytes=10 scripts=1"),
+        ];
+        for (name, detail) in cases {
+            let r = decide(200, HTML, html_page(name));
+            assert_eq!(
+                r,
+                Some(EscalationReason::EmptyHtmlShell(detail.into())),
+                "{name}"
+            );
+            assert_eq!(
+                r.map(|r| r.to_json()["code"].clone()),
+                Some("empty_html_shell".into())
+            );
+        }
+    }
+
+    #[test]
+    fn complete_pages_and_non_html_do_not_escalate() {
+        assert_eq!(decide(200, HTML, html_page("tiny")), None);
+        assert_eq!(decide(200, HTML, html_page("article")), None);
+        assert_eq!(decide(200, HTML, ""), None);
+        let react = html_page("react");
+        for ct in ["application/json", "text/plain", "image/png"] {
+            assert_eq!(decide(200, Some(ct), react), None, "{ct}");
+            assert_eq!(decide(403, Some(ct), react), None, "{ct}");
+        }
+        assert_eq!(decide(200, Some("application/json"), "{\"a\":1}"), None);
+        // Redirects and 404s never escalate on shell grounds.
+        assert_eq!(decide(302, HTML, react), None);
+        assert_eq!(decide(404, HTML, react), None);
+    }
+
+    #[test]
+    fn missing_content_type_sniffs_html() {
+        assert!(decide(200, None, html_page("react")).is_some());
+        assert_eq!(decide(403, None, "forbidden"), None);
+        assert_eq!(
+            decide(403, None, "<!DOCTYPE html><p>no"),
+            Some(EscalationReason::WallStatus(403))
+        );
+    }
+
+    #[test]
+    fn vendor_walls_escalate_as_challenges() {
+        for name in [
+            "cloudflare_just_a_moment",
+            "cloudflare_iuam_503",
+            "cloudflare_attention_required",
+            "akamai_access_denied",
+            "datadome_captcha",
+            "perimeterx_press_hold",
+            "hcaptcha_wall",
+            "recaptcha_google_sorry",
+            "aws_waf_challenge",
+            "incapsula_incident",
+            "vercel_checkpoint",
+        ] {
+            let (status, headers, body) = fixture(name);
+            let challenge = classify(status, &headers, &body);
+            let ct = headers
+                .iter()
+                .find(|(n, _)| n == "content-type")
+                .map(|(_, v)| v.as_str());
+            let facts = ResponseFacts {
+                status,
+                content_type: ct,
+                body_text: &body,
+                challenge: challenge.as_ref(),
+            };
+            let r = after_response(RenderMode::Auto, &facts);
+            assert!(
+                matches!(r, Some(EscalationReason::ChallengeMarkers(_))),
+                "{name}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_wall_statuses_escalate_without_being_challenges() {
+        for (name, code) in [
+            ("neg_nginx_403", 403),
+            ("neg_apache_access_denied", 403),
+            ("neg_maintenance_503", 503),
+        ] {
+            let (status, headers, body) = fixture(name);
+            assert_eq!(classify(status, &headers, &body), None, "{name}");
+            assert_eq!(
+                decide(status, HTML, &body),
+                Some(EscalationReason::WallStatus(code))
+            );
+        }
+        let (status, _, body) = fixture("neg_rate_limit_429_json");
+        assert_eq!(decide(status, Some("application/json"), &body), None);
+    }
+
+    #[test]
+    fn precomputed_shell_facts_are_used() {
+        let facts = ResponseFacts {
+            status: 200,
+            content_type: HTML,
+            body_text: "<p>ignored</p>",
+            challenge: None,
+        };
+        let shell = ShellFacts {
+            visible_text_bytes: 3,
+            script_count: 2,
+            empty_mount: None,
+            noscript_requires_js: false,
+        };
+        assert_eq!(
+            after_response_with(RenderMode::Auto, &facts, Some(&shell)),
+            Some(EscalationReason::EmptyHtmlShell(
+                "visible_text_bytes=3 scripts=2".into()
+            ))
+        );
+    }
 }

@@ -1,7 +1,30 @@
 //! Mechanical HTML projection for HTTP responses: visible text, `content.md` and
-//! `content.json`, with no readability heuristics.
+//! `content.json`, with no readability heuristics (spec §2: a projection, not an
+//! extraction). Also the cheap facts the `--render auto` decision needs ([`ShellFacts`]).
+//!
+//! Parse once with [`ParsedHtml::parse`] when both the projection and the shell facts are
+//! needed; the visible text is computed once and shared.
 
+mod content;
+mod content_json;
+mod dom;
+mod forms;
+mod shell;
+mod table;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::OnceCell;
+use std::collections::HashSet;
+
+use ego_tree::iter::Edge;
+use scraper::{ElementRef, Html, Node};
 use url::Url;
+
+pub use content_json::MAX_ITEMS;
+pub use shell::ShellFacts;
 
 /// The three text artifacts projected from one HTML document.
 #[derive(Debug, Clone, Default)]
@@ -14,8 +37,154 @@ pub struct Projection {
     pub content_json: serde_json::Value,
 }
 
+/// An HTML document parsed once (html5ever, scripting-enabled rules like a browser).
+///
+/// Not `Send`: parse, project and drop it on one thread (e.g. inside `spawn_blocking`).
+pub struct ParsedHtml {
+    doc: Html,
+    text: OnceCell<String>,
+}
+
+impl std::fmt::Debug for ParsedHtml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedHtml").finish_non_exhaustive()
+    }
+}
+
+impl ParsedHtml {
+    /// Parse `html` (already decoded to a string). Never fails: HTML parsing recovers.
+    pub fn parse(html: &str) -> Self {
+        ParsedHtml {
+            doc: Html::parse_document(html),
+            text: OnceCell::new(),
+        }
+    }
+
+    /// Visible text approximating `innerText` (the `text.txt` artifact).
+    pub fn text(&self) -> &str {
+        self.text
+            .get_or_init(|| text::visible_text(self.doc.root_element()))
+    }
+
+    /// `document.title`: the first HTML `<title>`, whitespace collapsed.
+    pub fn title(&self) -> Option<String> {
+        self.doc
+            .tree
+            .nodes()
+            .filter_map(ElementRef::wrap)
+            .find(|e| e.value().name() == "title" && !inside_svg(*e))
+            .map(|e| dom::collapse(&e.text().collect::<String>()))
+    }
+
+    /// The root element's `lang` attribute.
+    pub fn lang(&self) -> Option<String> {
+        self.doc
+            .root_element()
+            .value()
+            .attr("lang")
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+    }
+
+    /// The URL links resolve against: `<base href>` (itself resolved) or `doc_url`.
+    pub fn base_url(&self, doc_url: &Url) -> Url {
+        self.doc
+            .tree
+            .nodes()
+            .filter_map(ElementRef::wrap)
+            .filter(|e| e.value().name() == "base")
+            .find_map(|e| e.value().attr("href"))
+            .and_then(|h| dom::resolve(doc_url, h))
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .unwrap_or_else(|| doc_url.clone())
+    }
+
+    /// Project the document fetched from `doc_url` into the three artifacts.
+    pub fn project(&self, doc_url: &Url) -> Projection {
+        let text = self.text().to_string();
+        let title = self.title();
+        let ctx = content::DocContext {
+            doc_url,
+            base: self.base_url(doc_url),
+            title: title.clone(),
+            layout_tables: self.layout_tables(),
+        };
+        let (content_md, items) = content::compose(self.doc.root_element(), &ctx);
+        let lang = self.lang();
+        let content_json = items.into_json(
+            doc_url.as_str(),
+            title.as_deref(),
+            lang.as_deref(),
+            text.len(),
+        );
+        Projection {
+            text,
+            content_md,
+            content_json,
+        }
+    }
+
+    /// Mechanical facts about whether this is an empty application shell.
+    pub fn shell_facts(&self) -> ShellFacts {
+        shell::facts(&self.doc, self.text())
+    }
+
+    /// Visible controls a person types into or picks from (text-like inputs, `select`,
+    /// `textarea`), not counting captcha response fields. Used to tell a captcha wall from
+    /// a login form that embeds a captcha.
+    pub fn user_input_count(&self) -> usize {
+        shell::user_input_count(&self.doc)
+    }
+
+    /// Tables that contain another table, found in one pass with a stack of open tables.
+    fn layout_tables(&self) -> HashSet<ego_tree::NodeId> {
+        let mut set = HashSet::new();
+        let mut open: Vec<ego_tree::NodeId> = Vec::new();
+        for edge in self.doc.tree.root().traverse() {
+            match edge {
+                Edge::Open(n) if is_table(n.value()) => {
+                    if let Some(outer) = open.last() {
+                        set.insert(*outer);
+                    }
+                    open.push(n.id());
+                }
+                Edge::Close(n) if is_table(n.value()) => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        set
+    }
+}
+
+fn is_table(n: &Node) -> bool {
+    n.as_element().is_some_and(|e| e.name() == "table")
+}
+
+fn inside_svg(e: ElementRef<'_>) -> bool {
+    e.ancestors()
+        .filter_map(ElementRef::wrap)
+        .any(|a| a.value().name() == "svg")
+}
+
 /// Project `html` (already decoded to a string) fetched from `base`.
 pub fn project(html: &str, base: &Url) -> Projection {
-    let _ = (html, base);
-    Projection::default()
+    ParsedHtml::parse(html).project(base)
+}
+
+/// Shell facts for `html`, parsing it (use [`ParsedHtml`] to share one parse).
+pub fn shell_facts(html: &str) -> ShellFacts {
+    ParsedHtml::parse(html).shell_facts()
+}
+
+/// Whether a `Content-Type` value names HTML (`text/html` or XHTML); parameters ignored.
+pub fn is_html_media_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "text/html" || essence == "application/xhtml+xml"
 }
