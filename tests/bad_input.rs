@@ -35,57 +35,181 @@ fn hostile_vectors() {
 
     // (argv, expected code, expected exit status)
     let vectors: Vec<(Vec<&str>, &str, i32)> = vec![
-        (vec!["fetch", u, "--header", "NoColonHere"], "invalid_argument", 1),
-        (vec!["fetch", u, "--header", "Bad Name: v"], "invalid_argument", 1),
-        (vec!["fetch", u, "--header", "X: a\r\nInjected: 1"], "invalid_argument", 1),
-        (vec!["fetch", u, "--header", "Content-Length: 3"], "invalid_argument", 1),
-        (vec!["fetch", u, "--header", &long_header], "invalid_argument", 1),
-        (vec!["fetch", u, "--cookie", "a=b\r\nSet-Cookie: x=y"], "invalid_argument", 1),
-        (vec!["fetch", u, "--cookie", "a=\u{1}b"], "invalid_argument", 1),
-        (vec!["fetch", u, "--cookie", "=nameless"], "invalid_argument", 1),
-        (vec!["fetch", u, "--cookie", "a=1; Domain=evil.example"], "invalid_argument", 1),
-        (vec!["fetch", u, "--cookie", "a=1; SameSite=Sometimes"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--header", "NoColonHere"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--header", "Bad Name: v"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--header", "X: a\r\nInjected: 1"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--header", "Content-Length: 3"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--header", &long_header],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--cookie", "a=b\r\nSet-Cookie: x=y"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--cookie", "a=\u{1}b"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--cookie", "=nameless"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--cookie", "a=1; Domain=evil.example"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--cookie", "a=1; SameSite=Sometimes"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", ""], "invalid_argument", 1),
         (vec!["fetch", &long_url], "invalid_argument", 1),
         (vec!["fetch", "javascript:alert(1)"], "invalid_argument", 1),
         (vec!["fetch", "file:///etc/passwd"], "invalid_argument", 1),
         (vec!["fetch", "ftp://127.0.0.1/x"], "invalid_argument", 1),
         (vec!["fetch", "http://"], "invalid_argument", 1),
-        (vec!["fetch", "http://127.0.0.1/\u{7}bell"], "invalid_argument", 1),
+        (
+            vec!["fetch", "http://127.0.0.1/\u{7}bell"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--out", &a_file_s], "invalid_argument", 1),
         (vec!["fetch", u, "--out", ""], "invalid_argument", 1),
-        (vec!["fetch", u, "--timeout-ms", "-5"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--timeout-ms", "-5"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--timeout-ms", "0"], "invalid_argument", 1),
-        (vec!["fetch", u, "--timeout-ms", "99999999999999999999999"], "invalid_argument", 1),
-        (vec!["fetch", u, "--retry", "1000000"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--timeout-ms", "99999999999999999999999"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--retry", "1000000"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--retry", "many"], "invalid_argument", 1),
-        (vec!["fetch", u, "--backoff-ms", "-1"], "invalid_argument", 1),
-        (vec!["fetch", u, "--render", "sometimes"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--backoff-ms", "-1"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--render", "sometimes"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--wait", "forever"], "invalid_argument", 1),
         (vec!["fetch", u, "--wait", "ms:-3"], "invalid_argument", 1),
-        (vec!["fetch", u, "--want", "body,secrets"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--want", "body,secrets"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--method", "GE T"], "invalid_argument", 1),
-        (vec!["fetch", u, "--method", "HEAD", "--data", "x"], "invalid_argument", 1),
-        (vec!["fetch", u, "--data", "a", "--form", "b=c"], "invalid_argument", 1),
-        (vec!["fetch", u, "--data", "@/definitely/not/here"], "invalid_argument", 1),
+        (
+            vec!["fetch", u, "--method", "HEAD", "--data", "x"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--data", "a", "--form", "b=c"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--data", "@/definitely/not/here"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["fetch", u, "--form", "novalue"], "invalid_argument", 1),
-        (vec!["fetch", u, "--proxy-url", "gopher://x"], "invalid_argument", 1),
-        (vec!["fetch", u, "--proxy-url", "::::"], "invalid_argument", 1),
-        (vec!["fetch", u, "--ca-cert", "/definitely/missing.pem"], "invalid_argument", 1),
-        (vec!["fetch", u, "--endpoint-url", "ftp://host:1"], "invalid_endpoint", 1),
-        (vec!["fetch", u, "--endpoint-url", "ws://h:1/?token_secret=x"], "invalid_endpoint", 1),
-        (vec!["fetch", u, "--endpoint-url", "unix:relative.sock"], "invalid_endpoint", 1),
-        (vec!["fetch", u, "--tab", "../../etc"], "invalid_argument", 1),
-        (vec!["fetch", u, "--user-agent", "a\nb"], "invalid_argument", 1),
-        (vec!["fetch", u, "--tls-insecure=yes"], "invalid_argument", 2),
+        (
+            vec!["fetch", u, "--proxy-url", "gopher://x"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--proxy-url", "::::"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--ca-cert", "/definitely/missing.pem"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--endpoint-url", "ftp://host:1"],
+            "invalid_endpoint",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--endpoint-url", "ws://h:1/?token_secret=x"],
+            "invalid_endpoint",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--endpoint-url", "unix:relative.sock"],
+            "invalid_endpoint",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--tab", "../../etc"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--user-agent", "a\nb"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--tls-insecure=yes"],
+            "invalid_argument",
+            2,
+        ),
         (vec!["fetch", u, "--no-such-flag"], "invalid_argument", 2),
         (vec!["fetch"], "invalid_argument", 2),
         (vec!["fetch", u, u], "invalid_argument", 2),
         (vec!["fetch", u, "-H", "X: y"], "invalid_argument", 2),
         (vec!["profile", "info", "../etc"], "profile_invalid_name", 1),
         (vec!["profile", "info", "a/b"], "profile_invalid_name", 1),
-        (vec!["profile", "delete", "..", "--confirm", ".."], "profile_invalid_name", 1),
-        (vec!["profile", "prune", "--older-than", "-3d"], "invalid_argument", 1),
+        (
+            vec!["profile", "delete", "..", "--confirm", ".."],
+            "profile_invalid_name",
+            1,
+        ),
+        (
+            vec!["profile", "prune", "--older-than", "-3d"],
+            "invalid_argument",
+            1,
+        ),
         (vec!["nonsense-command"], "invalid_argument", 2),
     ];
     assert!(vectors.len() >= 30);
@@ -93,8 +217,17 @@ fn hostile_vectors() {
     let before = snapshot(fx.path());
     for (argv, code, status) in &vectors {
         let run = fx.cmd().args(argv).run();
-        assert!(!run.stderr.contains("panicked"), "panic for {argv:?}\n{}", run.context);
-        assert_eq!(run.stdout.lines().count(), 1, "not one line for {argv:?}\n{}", run.context);
+        assert!(
+            !run.stderr.contains("panicked"),
+            "panic for {argv:?}\n{}",
+            run.context
+        );
+        assert_eq!(
+            run.stdout.lines().count(),
+            1,
+            "not one line for {argv:?}\n{}",
+            run.context
+        );
         run.error(code, *status);
     }
     let after = snapshot(fx.path());

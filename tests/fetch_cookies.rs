@@ -12,7 +12,12 @@ fn echoed_cookie(run: &crate::support::Run) -> Value {
 
 fn jar_names(path: &std::path::Path) -> Vec<String> {
     let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    v["cookies"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect()
+    v["cookies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -21,19 +26,44 @@ fn jar_stores_sends_and_deletes_by_max_age() {
     let srv = FixtureServer::start();
     let jar = fx.path().join("jar.json");
     let jar_s = jar.to_str().unwrap();
-    fx.cmd().args(["fetch", &srv.url("/cookies/set?a=1&b=2"), "--cookie-jar", jar_s]).run().result();
+    fx.cmd()
+        .args([
+            "fetch",
+            &srv.url("/cookies/set?a=1&b=2"),
+            "--cookie-jar",
+            jar_s,
+        ])
+        .run()
+        .result();
     let mut names = jar_names(&jar);
     names.sort();
     assert_eq!(names, vec!["a", "b"]);
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&jar).unwrap().mode() & 0o777, 0o600);
 
-    let run = fx.cmd().args(["fetch", &srv.url("/cookies/echo"), "--cookie-jar", jar_s]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/cookies/echo"), "--cookie-jar", jar_s])
+        .run();
     let sent = echoed_cookie(&run);
-    assert!(sent.as_str().unwrap().contains("a=1") && sent.as_str().unwrap().contains("b=2"), "{sent}");
-    assert!(run.event["trace"]["cookie_jar_file"].as_str().unwrap().ends_with("jar.json"));
+    assert!(
+        sent.as_str().unwrap().contains("a=1") && sent.as_str().unwrap().contains("b=2"),
+        "{sent}"
+    );
+    assert!(run.event["trace"]["cookie_jar_file"]
+        .as_str()
+        .unwrap()
+        .ends_with("jar.json"));
 
-    fx.cmd().args(["fetch", &srv.url("/cookies/delete?name=a"), "--cookie-jar", jar_s]).run().result();
+    fx.cmd()
+        .args([
+            "fetch",
+            &srv.url("/cookies/delete?name=a"),
+            "--cookie-jar",
+            jar_s,
+        ])
+        .run()
+        .result();
     assert_eq!(jar_names(&jar), vec!["b"]);
 }
 
@@ -42,21 +72,31 @@ fn jar_from_environment_and_no_cookie_jar() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let jar = fx.path().join("envjar.json");
-    fx.cmd().env("AFHTTP_COOKIE_JAR", &jar).args(["fetch", &srv.url("/cookies/set?e=1")]).run().result();
+    fx.cmd()
+        .env("AFHTTP_COOKIE_JAR", &jar)
+        .args(["fetch", &srv.url("/cookies/set?e=1")])
+        .run()
+        .result();
     assert_eq!(jar_names(&jar), vec!["e"]);
     let run = fx
         .cmd()
         .env("AFHTTP_COOKIE_JAR", &jar)
         .args(["fetch", &srv.url("/cookies/echo"), "--no-cookie-jar"])
         .run();
-    assert!(echoed_cookie(&run).is_null(), "--no-cookie-jar still sent cookies");
+    assert!(
+        echoed_cookie(&run).is_null(),
+        "--no-cookie-jar still sent cookies"
+    );
 }
 
 #[test]
 fn cookie_set_on_a_redirect_reaches_the_next_hop() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/cookies/redirect-set")]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/cookies/redirect-set")])
+        .run();
     assert_eq!(echoed_cookie(&run), "hop=1");
 }
 
@@ -67,7 +107,13 @@ fn cli_cookie_is_sent_not_stored() {
     let jar = fx.path().join("jar.json");
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/cookies/echo"), "--cookie", "sid=xyz; Path=/; HttpOnly", "--cookie-jar"])
+        .args([
+            "fetch",
+            &srv.url("/cookies/echo"),
+            "--cookie",
+            "sid=xyz; Path=/; HttpOnly",
+            "--cookie-jar",
+        ])
         .arg(&jar)
         .run();
     assert_eq!(echoed_cookie(&run), "sid=xyz");
@@ -80,7 +126,14 @@ fn secure_cookie_over_http_is_skipped_with_warning() {
     let srv = FixtureServer::start();
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/cookies/echo"), "--cookie", "s=1; Secure", "--cookie", "p=2"])
+        .args([
+            "fetch",
+            &srv.url("/cookies/echo"),
+            "--cookie",
+            "s=1; Secure",
+            "--cookie",
+            "p=2",
+        ])
         .run();
     assert_eq!(echoed_cookie(&run), "p=2");
     let w = run.result()["warnings"].as_array().unwrap();
@@ -91,11 +144,24 @@ fn secure_cookie_over_http_is_skipped_with_warning() {
 fn cookie_for_another_domain_or_path_is_invalid() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    for bad in ["a=1; Domain=example.com", "a=1; Path=/other", "a=b\r\nX: y", "=v", "novalue"] {
-        let run = fx.cmd().args(["fetch", &srv.url("/cookies/echo"), "--cookie", bad]).run();
+    for bad in [
+        "a=1; Domain=example.com",
+        "a=1; Path=/other",
+        "a=b\r\nX: y",
+        "=v",
+        "novalue",
+    ] {
+        let run = fx
+            .cmd()
+            .args(["fetch", &srv.url("/cookies/echo"), "--cookie", bad])
+            .run();
         run.error("invalid_argument", 1);
     }
-    assert_eq!(srv.hits("/cookies/echo"), 0, "nothing was sent for an invalid cookie");
+    assert_eq!(
+        srv.hits("/cookies/echo"),
+        0,
+        "nothing was sent for an invalid cookie"
+    );
 }
 
 #[test]
@@ -104,7 +170,11 @@ fn corrupt_jar_is_io_error_and_left_untouched() {
     let srv = FixtureServer::start();
     let jar = fx.path().join("jar.json");
     std::fs::write(&jar, "{not json").unwrap();
-    let run = fx.cmd().args(["fetch", &srv.url("/cookies/set?a=1"), "--cookie-jar"]).arg(&jar).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/cookies/set?a=1"), "--cookie-jar"])
+        .arg(&jar)
+        .run();
     run.error("io_error", 1);
     assert_eq!(std::fs::read_to_string(&jar).unwrap(), "{not json");
 }
@@ -118,7 +188,11 @@ fn eight_concurrent_processes_lose_no_cookie() {
         .map(|i| {
             let cmd = fx
                 .cmd()
-                .args(["fetch", &srv.url(&format!("/cookies/set?c{i}=v{i}")), "--cookie-jar"])
+                .args([
+                    "fetch",
+                    &srv.url(&format!("/cookies/set?c{i}=v{i}")),
+                    "--cookie-jar",
+                ])
                 .arg(&jar);
             std::thread::spawn(move || cmd.run())
         })

@@ -10,7 +10,12 @@ fn challenge_names() -> Vec<(String, bool)> {
     let mut names: Vec<(String, bool)> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".html")).map(String::from))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".html"))
+                .map(String::from)
+        })
         .filter(|n| !n.starts_with('_'))
         .map(|n| {
             let positive = !n.starts_with("neg");
@@ -33,15 +38,31 @@ fn challenge_pages_are_classified_with_next_action_under_render_none() {
         let run = fx.cmd().args(["fetch", &url, "--render", "none"]).run();
         let r = run.result();
         if positive {
-            let kind = r["page_kind"].as_str().unwrap_or_else(|| panic!("{name} not classified: {r}"));
+            let kind = r["page_kind"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name} not classified: {r}"));
             assert!(kind == "bot_wall" || kind == "security_challenge");
-            let code = if kind == "bot_wall" { "bot_wall_detected" } else { "security_challenge_detected" };
-            assert!(r["warnings"].as_array().unwrap().iter().any(|w| w["code"] == code), "{name}");
+            let code = if kind == "bot_wall" {
+                "bot_wall_detected"
+            } else {
+                "security_challenge_detected"
+            };
+            assert!(
+                r["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|w| w["code"] == code),
+                "{name}"
+            );
             let next = &r["next_action"];
             assert_eq!(next["kind"], "human_takeover", "{name}");
             assert_eq!(next["target_content_verified"], false);
             let cmd = next["recommended_command"].as_str().unwrap();
-            assert!(cmd.starts_with("afhttp fetch ") && cmd.ends_with(" --takeover"), "{cmd}");
+            assert!(
+                cmd.starts_with("afhttp fetch ") && cmd.ends_with(" --takeover"),
+                "{cmd}"
+            );
         } else {
             assert!(r.get("page_kind").is_none(), "{name} misclassified: {r}");
             assert!(r.get("next_action").is_none(), "{name}");
@@ -54,7 +75,10 @@ fn challenge_under_auto_escalates_and_reports_the_reason() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let (name, _) = challenge_names().into_iter().find(|(_, p)| *p).unwrap();
-    let run = fx.cmd().args(["fetch", &srv.url(&format!("/challenge/{name}"))]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url(&format!("/challenge/{name}"))])
+        .run();
     run.error("render_unavailable", 1);
     let reason = &run.event["trace"]["render"]["escalation_reason"];
     assert!(
@@ -69,13 +93,22 @@ fn spa_shell_escalates_static_page_does_not() {
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/spa")]).run();
     run.error("render_unavailable", 1);
-    assert_eq!(run.event["trace"]["render"]["escalation_reason"]["code"], "empty_html_shell");
+    assert_eq!(
+        run.event["trace"]["render"]["escalation_reason"]["code"],
+        "empty_html_shell"
+    );
     assert_eq!(run.event["trace"]["render"]["decision"], "escalate");
 
-    let run = fx.cmd().args(["fetch", &srv.url("/spa"), "--render", "none"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/spa"), "--render", "none"])
+        .run();
     assert_eq!(run.result()["status"], 200);
 
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--want", "content"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--want", "content"])
+        .run();
     assert_eq!(run.result()["render"], "http");
     assert_eq!(run.event["trace"]["render"]["decision"], "http_only");
 }
@@ -84,16 +117,32 @@ fn spa_shell_escalates_static_page_does_not() {
 fn browser_only_artifacts() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--want", "screenshot"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--want", "screenshot"])
+        .run();
     run.error("render_unavailable", 1);
     let reason: &Value = &run.event["trace"]["render"]["escalation_reason"];
     assert_eq!(reason["code"], "browser_only_artifact");
     assert_eq!(srv.hits("/static"), 0, "decided before any request");
 
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--want", "screenshot", "--render", "none"]).run();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/static"),
+            "--want",
+            "screenshot",
+            "--render",
+            "none",
+        ])
+        .run();
     run.error("invalid_argument", 1);
 
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--render", "always"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--render", "always"])
+        .run();
     run.error("render_unavailable", 1);
 }
 
@@ -103,7 +152,10 @@ fn wall_status_with_html_escalates_under_auto() {
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/status/429")]).run();
     run.error("render_unavailable", 1);
-    assert_eq!(run.event["trace"]["render"]["escalation_reason"]["code"], "wall_status");
+    assert_eq!(
+        run.event["trace"]["render"]["escalation_reason"]["code"],
+        "wall_status"
+    );
     // JSON bodies are data, not walls.
     let run = fx.cmd().args(["fetch", &srv.url("/status/429/json")]).run();
     assert_eq!(run.result()["status"], 429);

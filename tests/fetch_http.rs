@@ -8,7 +8,9 @@ use serde_json::Value;
 use crate::support::{Fixture, FixtureServer};
 
 fn file(result: &Value, key: &str) -> String {
-    let p = result[key].as_str().unwrap_or_else(|| panic!("no {key} in {result}"));
+    let p = result[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {key} in {result}"));
     assert!(Path::new(p).is_absolute(), "{key} is not absolute: {p}");
     p.to_string()
 }
@@ -18,7 +20,11 @@ fn static_page_body_only_by_default() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let out = fx.path().join("out");
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--out"]).arg(&out).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--out"])
+        .arg(&out)
+        .run();
     let r = run.result();
     assert_eq!(r["code"], "fetch");
     assert_eq!(r["status"], 200);
@@ -44,9 +50,16 @@ fn default_out_dir_is_private_temp_request_dir() {
     let run = fx.cmd().args(["fetch", &srv.url("/json")]).run();
     let r = run.result();
     let body = file(r, "body_file");
-    let expected = fx.tmp.join("afhttp-out").join(r["request_id"].as_str().unwrap()).join("body.json");
+    let expected = fx
+        .tmp
+        .join("afhttp-out")
+        .join(r["request_id"].as_str().unwrap())
+        .join("body.json");
     assert_eq!(Path::new(&body), expected);
-    assert_eq!(std::fs::metadata(fx.tmp.join("afhttp-out")).unwrap().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(fx.tmp.join("afhttp-out")).unwrap().mode() & 0o777,
+        0o700
+    );
 }
 
 #[test]
@@ -54,7 +67,15 @@ fn statuses_are_results_not_errors() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     for code in [404, 500, 418] {
-        let run = fx.cmd().args(["fetch", &srv.url(&format!("/status/{code}")), "--render", "none"]).run();
+        let run = fx
+            .cmd()
+            .args([
+                "fetch",
+                &srv.url(&format!("/status/{code}")),
+                "--render",
+                "none",
+            ])
+            .run();
         assert_eq!(run.result()["status"], code);
     }
 }
@@ -66,15 +87,25 @@ fn redirect_chain_is_followed_and_each_hop_recorded() {
     let out = fx.path().join("o");
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/redirect/3"), "--want", "body,network", "--out"])
+        .args([
+            "fetch",
+            &srv.url("/redirect/3"),
+            "--want",
+            "body,network",
+            "--out",
+        ])
         .arg(&out)
         .run();
     let r = run.result();
     assert_eq!(r["redirects"], 3);
     assert_eq!(r["final_url"], srv.url("/static"));
-    let net: Value = serde_json::from_slice(&std::fs::read(file(r, "network_file")).unwrap()).unwrap();
+    let net: Value =
+        serde_json::from_slice(&std::fs::read(file(r, "network_file")).unwrap()).unwrap();
     let entries = net["entries"].as_array().unwrap();
-    let statuses: Vec<u64> = entries.iter().map(|e| e["response"]["status"].as_u64().unwrap()).collect();
+    let statuses: Vec<u64> = entries
+        .iter()
+        .map(|e| e["response"]["status"].as_u64().unwrap())
+        .collect();
     assert_eq!(statuses, vec![301, 302, 307, 200]);
     for (i, e) in entries.iter().enumerate() {
         if i + 1 < entries.len() {
@@ -101,10 +132,25 @@ fn request_options_reach_the_server() {
     let srv = FixtureServer::start();
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/echo?x=1"), "--method", "put", "--data", "hello"])
-        .args(["--header", "X-Test: yes", "--user-agent", "agent/1", "--want", "body"])
+        .args([
+            "fetch",
+            &srv.url("/echo?x=1"),
+            "--method",
+            "put",
+            "--data",
+            "hello",
+        ])
+        .args([
+            "--header",
+            "X-Test: yes",
+            "--user-agent",
+            "agent/1",
+            "--want",
+            "body",
+        ])
         .run();
-    let body: Value = serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value =
+        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
     assert_eq!(body["method"], "PUT");
     assert_eq!(body["body"], "hello");
     assert_eq!(body["headers"]["x-test"], "yes");
@@ -114,10 +160,17 @@ fn request_options_reach_the_server() {
     std::fs::write(&data, br#"{"a":1}"#).unwrap();
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/echo"), "--header", "Content-Type: application/json", "--data"])
+        .args([
+            "fetch",
+            &srv.url("/echo"),
+            "--header",
+            "Content-Type: application/json",
+            "--data",
+        ])
         .arg(format!("@{}", data.display()))
         .run();
-    let body: Value = serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value =
+        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
     assert_eq!(body["method"], "POST", "--data implies POST");
     assert_eq!(body["body"], r#"{"a":1}"#);
     assert_eq!(body["headers"]["content-type"], "application/json");
@@ -127,10 +180,24 @@ fn request_options_reach_the_server() {
 fn forms_urlencoded_and_multipart() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/echo"), "--form", "a=1", "--form", "b=x y"]).run();
-    let body: Value = serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/echo"),
+            "--form",
+            "a=1",
+            "--form",
+            "b=x y",
+        ])
+        .run();
+    let body: Value =
+        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
     assert_eq!(body["body"], "a=1&b=x+y");
-    assert_eq!(body["headers"]["content-type"], "application/x-www-form-urlencoded");
+    assert_eq!(
+        body["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
 
     let upload = fx.path().join("up.txt");
     std::fs::write(&upload, "file-content").unwrap();
@@ -139,10 +206,18 @@ fn forms_urlencoded_and_multipart() {
         .args(["fetch", &srv.url("/echo"), "--form", "note=hi", "--form"])
         .arg(format!("doc=@{}", upload.display()))
         .run();
-    let body: Value = serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
-    assert!(body["headers"]["content-type"].as_str().unwrap().starts_with("multipart/form-data"));
+    let body: Value =
+        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    assert!(body["headers"]["content-type"]
+        .as_str()
+        .unwrap()
+        .starts_with("multipart/form-data"));
     let text = body["body"].as_str().unwrap();
-    assert!(text.contains("file-content") && text.contains("filename=\"up.txt\"") && text.contains("hi"));
+    assert!(
+        text.contains("file-content")
+            && text.contains("filename=\"up.txt\"")
+            && text.contains("hi")
+    );
 }
 
 #[test]
@@ -152,7 +227,10 @@ fn compressed_bodies_are_decoded() {
     for path in ["/gzip", "/deflate", "/brotli"] {
         let run = fx.cmd().args(["fetch", &srv.url(path)]).run();
         let body = std::fs::read_to_string(file(run.result(), "body_file")).unwrap();
-        assert!(body.contains("<html") || body.contains("<!doctype"), "{path}: {body:.80}");
+        assert!(
+            body.contains("<html") || body.contains("<!doctype"),
+            "{path}: {body:.80}"
+        );
     }
 }
 
@@ -163,7 +241,13 @@ fn text_content_and_content_json_from_http_without_a_browser() {
     let out = fx.path().join("o");
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/article"), "--want", "text,content,content_json", "--out"])
+        .args([
+            "fetch",
+            &srv.url("/article"),
+            "--want",
+            "text,content,content_json",
+            "--out",
+        ])
         .arg(&out)
         .run();
     let r = run.result();
@@ -173,8 +257,12 @@ fn text_content_and_content_json_from_http_without_a_browser() {
     assert!(!text.contains("<p>"));
     let md = std::fs::read_to_string(file(r, "content_file")).unwrap();
     assert!(md.contains("# "), "no headings in content.md");
-    assert!(md.contains(&format!("]({}", srv.url("/"))) || md.contains("](http://127.0.0.1"), "links not absolute");
-    let cj: Value = serde_json::from_slice(&std::fs::read(file(r, "content_json_file")).unwrap()).unwrap();
+    assert!(
+        md.contains(&format!("]({}", srv.url("/"))) || md.contains("](http://127.0.0.1"),
+        "links not absolute"
+    );
+    let cj: Value =
+        serde_json::from_slice(&std::fs::read(file(r, "content_json_file")).unwrap()).unwrap();
     assert!(cj["links"].as_array().unwrap().len() >= 10);
     assert!(r["body_file"].is_string(), "body is always written");
 }
@@ -183,7 +271,10 @@ fn text_content_and_content_json_from_http_without_a_browser() {
 fn latin1_page_is_decoded_for_text() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/charset/latin1"), "--want", "text"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/charset/latin1"), "--want", "text"])
+        .run();
     let text = std::fs::read_to_string(file(run.result(), "text_file")).unwrap();
     assert!(text.contains("café"), "{text}");
 }
@@ -192,30 +283,52 @@ fn latin1_page_is_decoded_for_text() {
 fn binary_body_gets_empty_projection_warnings() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/image.png"), "--want", "body,text"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/image.png"), "--want", "body,text"])
+        .run();
     let r = run.result();
     assert!(file(r, "body_file").ends_with("body.png"));
     let w = r["warnings"].as_array().unwrap();
-    assert!(w.iter().any(|w| w["artifact"] == "text" && w["code"] == "artifact_empty"), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w["artifact"] == "text" && w["code"] == "artifact_empty"),
+        "{w:?}"
+    );
 }
 
 #[test]
 fn max_response_bytes_truncates_with_warning() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/bytes?n=100000"), "--max-response-bytes", "1000"]).run();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/bytes?n=100000"),
+            "--max-response-bytes",
+            "1000",
+        ])
+        .run();
     let r = run.result();
     assert_eq!(r["body_bytes"], 1000);
     assert_eq!(r["body_truncated"], true);
     assert_eq!(std::fs::metadata(file(r, "body_file")).unwrap().len(), 1000);
-    assert!(r["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "network_body_truncated"));
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "network_body_truncated"));
 }
 
 #[test]
 fn head_request_writes_an_empty_body() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/static"), "--method", "HEAD"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--method", "HEAD"])
+        .run();
     let r = run.result();
     assert_eq!(r["body_bytes"], 0);
     assert_eq!(std::fs::metadata(file(r, "body_file")).unwrap().len(), 0);

@@ -20,34 +20,59 @@ fn slow_server_times_out_retryable_and_leaves_nothing() {
     let t = Instant::now();
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/slow-body?ms=5000"), "--timeout-ms", "400", "--out"])
+        .args([
+            "fetch",
+            &srv.url("/slow-body?ms=5000"),
+            "--timeout-ms",
+            "400",
+            "--out",
+        ])
         .arg(&out)
         .run();
     let e = run.error("navigation_timeout", 1);
     assert_eq!(e["retryable"], true);
-    assert!(t.elapsed() < Duration::from_secs(4), "the timeout bounds the whole attempt");
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the timeout bounds the whole attempt"
+    );
     let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
     assert!(left.is_empty(), "partial files left: {left:?}");
-    assert_eq!(run.event["trace"]["attempts"][0]["error"]["code"], "navigation_timeout");
+    assert_eq!(
+        run.event["trace"]["attempts"][0]["error"]["code"],
+        "navigation_timeout"
+    );
 }
 
 #[test]
 fn stalled_body_times_out() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    fx.cmd().args(["fetch", &srv.url("/stall"), "--timeout-ms", "300"]).run().error("navigation_timeout", 1);
+    fx.cmd()
+        .args(["fetch", &srv.url("/stall"), "--timeout-ms", "300"])
+        .run()
+        .error("navigation_timeout", 1);
 }
 
 #[test]
 fn dropped_connections_are_target_unreachable_and_retried() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/flaky?fail=2&key=a")]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/flaky?fail=2&key=a")])
+        .run();
     run.error("target_unreachable", 1);
 
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/flaky?fail=2&key=b"), "--retry", "3", "--backoff-ms", "10"])
+        .args([
+            "fetch",
+            &srv.url("/flaky?fail=2&key=b"),
+            "--retry",
+            "3",
+            "--backoff-ms",
+            "10",
+        ])
         .run();
     let r = run.result();
     assert_eq!(r["status"], 200);
@@ -60,7 +85,17 @@ fn dropped_connections_are_target_unreachable_and_retried() {
 fn statuses_are_never_retried() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/status/503"), "--retry", "3", "--render", "none"]).run();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/status/503"),
+            "--retry",
+            "3",
+            "--render",
+            "none",
+        ])
+        .run();
     assert_eq!(run.result()["status"], 503);
     assert_eq!(srv.hits("/status/503"), 1);
 }
@@ -70,23 +105,41 @@ fn connection_dropped_mid_body() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let out = fx.path().join("o");
-    let run = fx.cmd().args(["fetch", &srv.url("/drop"), "--out"]).arg(&out).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/drop"), "--out"])
+        .arg(&out)
+        .run();
     run.error("target_unreachable", 1);
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "no partial body left");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "no partial body left"
+    );
 }
 
 #[test]
 fn refused_connection() {
     let fx = Fixture::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    fx.cmd().args(["fetch", &format!("http://127.0.0.1:{port}/")]).run().error("target_unreachable", 1);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    fx.cmd()
+        .args(["fetch", &format!("http://127.0.0.1:{port}/")])
+        .run()
+        .error("target_unreachable", 1);
 }
 
 #[test]
 fn unresolvable_host_in_a_private_network() {
     // `unshare -n` gives the process an empty network, so no DNS query leaves the machine.
     let fx = Fixture::new();
-    let run = fx.cmd_via(&["unshare", "-n"]).args(["fetch", "http://no-such-host.invalid/"]).run();
+    let run = fx
+        .cmd_via(&["unshare", "-n"])
+        .args(["fetch", "http://no-such-host.invalid/"])
+        .run();
     let e = run.error("dns_resolution_failed", 1);
     assert_eq!(e["retryable"], true);
 }
@@ -100,10 +153,17 @@ fn tls_untrusted_then_ca_cert_then_insecure() {
     assert_eq!(e["retryable"], false);
     assert!(e["hint"].as_str().unwrap().contains("--ca-cert"));
 
-    let run = fx.cmd().args(["fetch", &tls.url("/echo"), "--ca-cert"]).arg(tls.ca_pem_path()).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &tls.url("/echo"), "--ca-cert"])
+        .arg(tls.ca_pem_path())
+        .run();
     assert_eq!(run.result()["status"], 200);
 
-    let run = fx.cmd().args(["fetch", &tls.url("/echo"), "--tls-insecure"]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &tls.url("/echo"), "--tls-insecure"])
+        .run();
     assert_eq!(run.result()["status"], 200);
 }
 
@@ -113,7 +173,11 @@ fn bad_ca_cert_file_is_invalid_argument() {
     let tls = TlsFixtureServer::start();
     let junk = fx.path().join("junk.pem");
     std::fs::write(&junk, "not a certificate").unwrap();
-    fx.cmd().args(["fetch", &tls.url("/"), "--ca-cert"]).arg(&junk).run().error("invalid_argument", 1);
+    fx.cmd()
+        .args(["fetch", &tls.url("/"), "--ca-cert"])
+        .arg(&junk)
+        .run()
+        .error("invalid_argument", 1);
 }
 
 #[test]
@@ -122,18 +186,30 @@ fn http_proxy_forwards_plain_and_tunnels_tls() {
     let srv = FixtureServer::start();
     let tls = TlsFixtureServer::start();
     let proxy = HttpProxy::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()])
+        .run();
     assert_eq!(run.result()["status"], 200);
     assert_eq!(proxy.requests(), 1);
 
     let run = fx
         .cmd()
-        .args(["fetch", &tls.url("/echo"), "--proxy-url", &proxy.url(), "--ca-cert"])
+        .args([
+            "fetch",
+            &tls.url("/echo"),
+            "--proxy-url",
+            &proxy.url(),
+            "--ca-cert",
+        ])
         .arg(tls.ca_pem_path())
         .run();
     assert_eq!(run.result()["status"], 200);
     assert_eq!(proxy.requests(), 2);
-    assert!(proxy.seen_targets().iter().any(|t| t.contains(&tls.port().to_string())));
+    assert!(proxy
+        .seen_targets()
+        .iter()
+        .any(|t| t.contains(&tls.port().to_string())));
 }
 
 #[test]
@@ -141,7 +217,10 @@ fn socks5_proxy() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let socks = Socks5Proxy::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/echo"), "--proxy-url", &socks.url()]).run();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/echo"), "--proxy-url", &socks.url()])
+        .run();
     assert_eq!(run.result()["status"], 200);
     assert_eq!(socks.connections(), 1);
 }
@@ -150,10 +229,19 @@ fn socks5_proxy() {
 fn dead_proxy_is_target_unreachable_with_hint() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let run = fx
         .cmd()
-        .args(["fetch", &srv.url("/"), "--proxy-url", &format!("http://127.0.0.1:{port}")])
+        .args([
+            "fetch",
+            &srv.url("/"),
+            "--proxy-url",
+            &format!("http://127.0.0.1:{port}"),
+        ])
         .run();
     let e = run.error("target_unreachable", 1);
     assert!(e["hint"].as_str().unwrap_or("").contains("proxy"));
@@ -176,7 +264,7 @@ fn ambient_proxy_variables_are_ignored() {
 }
 
 /// Peak RSS of one run of the binary (KiB), measured by wait4.
-#[allow(unsafe_code)]
+#[allow(unsafe_code, clippy::zombie_processes)]
 fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
     use std::os::unix::process::ExitStatusExt;
     let mut child = Command::new(env!("CARGO_BIN_EXE_afhttp"))
@@ -194,7 +282,9 @@ fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
     // SAFETY: waiting for our own child with valid out-pointers.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(pid as u32, child.id());
-    let code = std::process::ExitStatus::from_raw(status).code().unwrap_or(-1);
+    let code = std::process::ExitStatus::from_raw(status)
+        .code()
+        .unwrap_or(-1);
     (code, usage.ru_maxrss, stdout)
 }
 
@@ -205,13 +295,28 @@ fn fifty_megabyte_body_streams_to_disk() {
     let out = fx.path().join("big");
     let n = 50 * 1024 * 1024;
     let url = srv.url(&format!("/bytes?n={n}"));
-    let (code, rss_kib, stdout) =
-        run_measuring_rss(&fx, &["fetch", &url, "--out", out.to_str().unwrap(), "--timeout-ms", "120000"]);
+    let (code, rss_kib, stdout) = run_measuring_rss(
+        &fx,
+        &[
+            "fetch",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+            "--timeout-ms",
+            "120000",
+        ],
+    );
     assert_eq!(code, 0, "{stdout}");
     let event: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(event["result"]["body_bytes"], n);
-    assert_eq!(std::fs::metadata(out.join("body.bin")).unwrap().len(), n as u64);
+    assert_eq!(
+        std::fs::metadata(out.join("body.bin")).unwrap().len(),
+        n as u64
+    );
     eprintln!("peak RSS streaming 50 MB: {} KiB", rss_kib);
     // Liveness bound, not a benchmark: holding the body in memory would exceed it.
-    assert!(rss_kib < 48 * 1024, "peak RSS {rss_kib} KiB: the body is held in memory");
+    assert!(
+        rss_kib < 48 * 1024,
+        "peak RSS {rss_kib} KiB: the body is held in memory"
+    );
 }

@@ -260,13 +260,16 @@ async fn attempt_once(
     } else {
         None
     };
+    // Parse an HTML body once: the shell facts and the projections share it.
     let facts = render_decision::ResponseFacts {
         status,
         content_type: ct.as_deref(),
         body_text,
         challenge: challenge.as_ref(),
     };
-    if let Some(reason) = render_decision::after_response(req.render, &facts) {
+    let parsed = (textual && facts.is_html()).then(|| html::ParsedHtml::parse(body_text));
+    let shell = parsed.as_ref().map(html::ParsedHtml::shell_facts);
+    if let Some(reason) = render_decision::after_response_with(req.render, &facts, shell.as_ref()) {
         let f = escalation_unavailable(trace, &reason, req);
         return Err(f.error);
     }
@@ -278,6 +281,7 @@ async fn attempt_once(
         &final_url,
         ct.as_deref(),
         text.as_deref(),
+        parsed.as_ref(),
         captured.prefix_complete,
         &mut files,
         &mut warnings,
@@ -342,6 +346,7 @@ fn write_projections(
     final_url: &url::Url,
     ct: Option<&str>,
     text: Option<&str>,
+    parsed: Option<&html::ParsedHtml>,
     complete: bool,
     files: &mut Vec<(Artifact, std::path::PathBuf)>,
     warnings: &mut Vec<Warning>,
@@ -366,8 +371,8 @@ fn write_projections(
         }
         return Ok(());
     };
-    let projection = if content_type::is_html(ct) {
-        html::project(text, final_url)
+    let projection = if let Some(doc) = parsed {
+        doc.project(final_url)
     } else {
         html::Projection {
             text: text.to_string(),
