@@ -541,3 +541,19 @@ pub(crate) mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    #[test]
+    fn reference_lists_every_marker_vendor() {
+        let doc = include_str!("../../docs/reference.md");
+        let section = doc.split("## Challenge markers").nth(1).unwrap();
+        for m in super::markers() {
+            assert!(
+                section.contains(&format!("| {} | {} |", m.vendor, m.page_kind.as_str())),
+                "{}",
+                m.vendor
+            );
+        }
+    }
+}
