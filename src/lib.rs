@@ -24,3 +24,6 @@ pub use error::{AfError, ErrorCode, Warning};
 
 /// The crate version, reported in results and compared with hosts.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub use sdk::client::Client;
+pub use sdk::request::{Artifact, NetworkBodies, RenderMode, Wait};

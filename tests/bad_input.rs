@@ -211,6 +211,64 @@ fn hostile_vectors() {
             1,
         ),
         (vec!["nonsense-command"], "invalid_argument", 2),
+        (vec!["health"], "invalid_endpoint", 1),
+        (
+            vec!["health", "--endpoint-url", "gopher://x:1"],
+            "invalid_endpoint",
+            1,
+        ),
+        (
+            vec![
+                "capabilities",
+                "--endpoint-url",
+                "unix:/no/such/afhttp.sock",
+            ],
+            "host_unreachable",
+            1,
+        ),
+        (
+            vec!["cdp", "NotAMethod", "--endpoint-url", "ws://127.0.0.1:9"],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec![
+                "cdp",
+                "Runtime.evaluate",
+                "--params",
+                "[1]",
+                "--endpoint-url",
+                "ws://127.0.0.1:9",
+            ],
+            "invalid_argument",
+            1,
+        ),
+        (
+            vec![
+                "cdp",
+                "Browser.getVersion",
+                "--endpoint-url",
+                "ws://127.0.0.1:9",
+            ],
+            "host_unreachable",
+            1,
+        ),
+        (
+            vec!["tabs", "close", "--endpoint-url", "ws://127.0.0.1:9"],
+            "invalid_argument",
+            2,
+        ),
+        (
+            vec![
+                "health",
+                "--token-secret-file",
+                "/no/such/token",
+                "--endpoint-url",
+                "ws://127.0.0.1:9",
+            ],
+            "invalid_argument",
+            1,
+        ),
     ];
     assert!(vectors.len() >= 30);
 

@@ -1,10 +1,15 @@
 //! Command-line front end: clap definitions, one file per command, and the dispatch.
 
+pub mod capabilities;
+pub mod cdp;
+pub mod driver;
 pub mod fetch;
+pub mod health;
 pub mod help_doc;
 pub mod output;
 pub mod profile;
 pub mod skill;
+pub mod tabs;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -28,6 +33,14 @@ pub struct Cli {
 pub enum Commands {
     /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
     Fetch(Box<fetch::FetchArgs>),
+    /// Send one raw CDP method to a host's browser or one of its tabs.
+    Cdp(cdp::CdpArgs),
+    /// List or close a host's tabs.
+    Tabs(tabs::TabsArgs),
+    /// Query a host's /health readiness.
+    Health(health::HealthArgs),
+    /// Query a host's /capabilities planning metadata.
+    Capabilities(capabilities::CapabilitiesArgs),
     /// Inspect and administer local browser profiles.
     Profile(profile::ProfileArgs),
     /// Install, remove or check the embedded Agent Skill for coding agents.
@@ -62,6 +75,10 @@ pub fn run(args: Vec<OsString>) -> u8 {
 fn dispatch(command: Commands) -> Event {
     match command {
         Commands::Fetch(args) => fetch::run(*args),
+        Commands::Cdp(args) => cdp::run(args),
+        Commands::Tabs(args) => tabs::run(args),
+        Commands::Health(args) => health::run(args),
+        Commands::Capabilities(args) => capabilities::run(args),
         Commands::Profile(args) => profile::run(args),
         Commands::Skill(args) => skill::run(args),
     }
@@ -98,6 +115,22 @@ fn report_parse_error(err: clap::Error) -> u8 {
                 _ => output::EXIT_USAGE,
             }
         }
+    }
+}
+
+/// Resolve a driver's client and run `f` with it on the runtime.
+pub fn run_client<F, Fut>(driver: &driver::DriverArgs, f: F) -> Event
+where
+    F: FnOnce(std::sync::Arc<crate::sdk::client::Client>) -> Fut,
+    Fut: std::future::Future<Output = Result<Event, AfError>>,
+{
+    let client = match driver.client() {
+        Ok(c) => std::sync::Arc::new(c),
+        Err(e) => return Event::error(&e, None),
+    };
+    match block_on(f(client)) {
+        Ok(Ok(event)) => event,
+        Ok(Err(e)) | Err(e) => Event::error(&e, None),
     }
 }
 

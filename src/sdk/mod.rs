@@ -4,10 +4,12 @@
 
 pub mod cdp;
 pub mod challenge;
+pub mod client;
 pub mod content_type;
 pub mod cookies;
 pub mod endpoint;
 pub mod fetch;
+pub mod host_http;
 pub mod html;
 pub mod http;
 pub mod redact;

@@ -1,0 +1,113 @@
+//! `afhttp cdp <Method>`: one raw CDP method, to the browser target or a tab.
+
+use std::io::Read;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::driver::DriverArgs;
+use crate::envelope::Event;
+use crate::error::AfError;
+
+/// Arguments of `afhttp cdp`.
+#[derive(Debug, Args)]
+pub struct CdpArgs {
+    /// CDP method, e.g. `Runtime.evaluate`.
+    #[arg(value_name = "METHOD")]
+    pub method: String,
+    /// Target tab id (default: the browser target).
+    #[arg(long, value_name = "ID")]
+    pub tab: Option<String>,
+    /// Parameters: a JSON object, @file, or @- for stdin.
+    #[arg(long, value_name = "JSON|@FILE|@-")]
+    pub params: Option<String>,
+    #[command(flatten)]
+    driver: DriverArgs,
+}
+
+/// Validate a `Domain.method` name.
+pub fn validate_method(m: &str) -> Result<(), AfError> {
+    let mut parts = m.split('.');
+    let ok = matches!((parts.next(), parts.next(), parts.next()), (Some(d), Some(n), None)
+        if !d.is_empty() && !n.is_empty()
+            && d.chars().all(|c| c.is_ascii_alphanumeric())
+            && n.chars().all(|c| c.is_ascii_alphanumeric()));
+    if ok {
+        Ok(())
+    } else {
+        Err(AfError::invalid(format!(
+            "{m:?} is not a CDP method (Domain.method)"
+        )))
+    }
+}
+
+/// Read `--params`.
+pub fn read_params(raw: Option<&str>) -> Result<Value, AfError> {
+    let text = match raw {
+        None => return Ok(json!({})),
+        Some("@-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| AfError::io("read --params from stdin", &e))?;
+            s
+        }
+        Some(r) => match r.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| AfError::invalid(format!("--params @{path}: {e}")))?,
+            None => r.to_string(),
+        },
+    };
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| AfError::invalid(format!("--params is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(AfError::invalid("--params must be a JSON object"));
+    }
+    Ok(v)
+}
+
+/// Run `afhttp cdp`.
+pub fn run(args: CdpArgs) -> Event {
+    if let Err(e) = validate_method(&args.method) {
+        return Event::error(&e, None);
+    }
+    let params = match read_params(args.params.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return Event::error(&e, None),
+    };
+    let method = args.method.clone();
+    let tab = args.tab.clone();
+    super::run_client(&args.driver, |client| async move {
+        let result = client.cdp(&method, params, tab.as_deref()).await?;
+        let mut body = json!({"method": method, "result": result});
+        if let Some(t) = tab {
+            body["tab_id"] = json!(t);
+        }
+        Ok(Event::result("cdp", body, None))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_and_params() {
+        assert!(validate_method("Runtime.evaluate").is_ok());
+        for bad in [
+            "",
+            "Runtime",
+            "Runtime.",
+            ".x",
+            "A.b.c",
+            "Run time.x",
+            "R.e;rm",
+        ] {
+            assert!(validate_method(bad).is_err(), "{bad}");
+        }
+        assert_eq!(read_params(Some(r#"{"a":1}"#)).unwrap()["a"], 1);
+        assert!(read_params(Some("[1]")).is_err());
+        assert!(read_params(Some("{")).is_err());
+        assert!(read_params(Some("@/missing/file")).is_err());
+    }
+}

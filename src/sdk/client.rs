@@ -1,0 +1,225 @@
+//! The SDK entry point: a [`Client`] for one browser host, with one lazily opened CDP
+//! WebSocket reused across calls until [`Client::close`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::Mutex;
+
+use crate::error::{AfError, ErrorCode};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::endpoint::Endpoint;
+use crate::sdk::host_http;
+
+/// Default bound for control calls and CDP commands.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A client of one browser host.
+pub struct Client {
+    endpoint: Endpoint,
+    token: Option<String>,
+    timeout: Duration,
+    cdp: Mutex<Option<Arc<CdpConnection>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("endpoint", &self.endpoint)
+            .field("token_secret", &self.token.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// One page target as `afhttp tabs list` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Tab {
+    /// CDP target id.
+    pub tab_id: String,
+    /// Target type (`page`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Current URL.
+    pub url: String,
+    /// Current title.
+    pub title: String,
+}
+
+impl Client {
+    /// A client for `endpoint_url` (nothing is opened until the first call).
+    pub fn connect(endpoint_url: &str) -> Result<Client, AfError> {
+        Ok(Client::new(Endpoint::parse(endpoint_url)?))
+    }
+
+    /// A client for a parsed endpoint.
+    pub fn new(endpoint: Endpoint) -> Client {
+        Client {
+            endpoint,
+            token: None,
+            timeout: DEFAULT_TIMEOUT,
+            cdp: Mutex::new(None),
+        }
+    }
+
+    /// Use a bearer token.
+    pub fn with_token(mut self, token: Option<String>) -> Client {
+        self.token = token;
+        self
+    }
+
+    /// Bound for control calls and CDP commands.
+    pub fn with_timeout(mut self, timeout: Duration) -> Client {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// `GET /health`.
+    pub async fn health(&self) -> Result<Value, AfError> {
+        Ok(host_http::request(
+            &self.endpoint,
+            "GET",
+            "/health",
+            self.token.as_deref(),
+            None,
+            self.timeout,
+        )
+        .await?
+        .body)
+    }
+
+    /// `GET /capabilities`.
+    pub async fn capabilities(&self) -> Result<Value, AfError> {
+        Ok(host_http::request(
+            &self.endpoint,
+            "GET",
+            "/capabilities",
+            self.token.as_deref(),
+            None,
+            self.timeout,
+        )
+        .await?
+        .body)
+    }
+
+    /// The cached CDP connection, opened on first use (and reopened if it closed).
+    pub async fn cdp_connection(&self) -> Result<Arc<CdpConnection>, AfError> {
+        let mut guard = self.cdp.lock().await;
+        if let Some(conn) = guard.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(conn.clone());
+        }
+        let conn =
+            CdpConnection::connect(&self.endpoint, "/cdp", self.token.as_deref(), self.timeout)
+                .await?;
+        *guard = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Send one raw CDP method to the browser target, or to tab `tab` through a temporary
+    /// flattened session that is detached afterwards.
+    pub async fn cdp(
+        &self,
+        method: &str,
+        params: Value,
+        tab: Option<&str>,
+    ) -> Result<Value, AfError> {
+        let conn = self.cdp_connection().await?;
+        let Some(tab) = tab else {
+            return conn.send(None, method, params, self.timeout).await;
+        };
+        let attached = conn
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": tab, "flatten": true}),
+                self.timeout,
+            )
+            .await
+            .map_err(|e| tab_error(e, tab))?;
+        let session = attached
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                AfError::new(
+                    ErrorCode::CdpUnavailable,
+                    "attachToTarget returned no sessionId",
+                )
+            })?
+            .to_string();
+        let result = conn
+            .send(Some(&session), method, params, self.timeout)
+            .await;
+        let _ = conn
+            .send(
+                None,
+                "Target.detachFromTarget",
+                json!({"sessionId": session}),
+                self.timeout,
+            )
+            .await;
+        result
+    }
+
+    /// Page targets of the browser.
+    pub async fn tabs(&self) -> Result<Vec<Tab>, AfError> {
+        let targets = self.cdp("Target.getTargets", json!({}), None).await?;
+        let list = targets
+            .get("targetInfos")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Ok(list
+            .iter()
+            .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+            .map(|t| Tab {
+                tab_id: str_field(t, "targetId"),
+                kind: str_field(t, "type"),
+                url: str_field(t, "url"),
+                title: str_field(t, "title"),
+            })
+            .collect())
+    }
+
+    /// Close tab `tab`.
+    pub async fn close_tab(&self, tab: &str) -> Result<(), AfError> {
+        self.cdp("Target.closeTarget", json!({"targetId": tab}), None)
+            .await
+            .map_err(|e| tab_error(e, tab))?;
+        Ok(())
+    }
+
+    /// Close the cached CDP connection (optional; dropping the client does too).
+    pub async fn close(&self) {
+        if let Some(conn) = self.cdp.lock().await.take() {
+            conn.close();
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Ok(mut guard) = self.cdp.try_lock() {
+            if let Some(conn) = guard.take() {
+                conn.close();
+            }
+        }
+    }
+}
+
+fn str_field(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn tab_error(e: AfError, tab: &str) -> AfError {
+    if e.code == ErrorCode::ArtifactCaptureFailed || e.code == ErrorCode::InvalidArgument {
+        AfError::invalid(format!("no tab {tab:?} on this host ({})", e.message))
+            .with_hint("list tabs with `afhttp tabs list`")
+    } else {
+        e
+    }
+}
