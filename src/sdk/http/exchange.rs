@@ -146,16 +146,7 @@ pub async fn run(
                 return Err(ExchangeError { error, hops });
             }
         };
-        let response_headers: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
+        let response_headers = header_pairs(response.headers());
         cookies.receive(&response_headers, &url, now_unix());
         let status = response.status();
         let hop = Hop {
@@ -205,6 +196,19 @@ pub async fn run(
         }
         url = next;
     }
+}
+
+/// Headers as (lower-case name, lossy UTF-8 value) pairs, in order.
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
 }
 
 fn redirect_target(hop: &Hop) -> Option<Url> {
@@ -357,16 +361,7 @@ async fn build_request(
     let request = rb
         .build()
         .map_err(|e| AfError::invalid(format!("cannot build the request: {e}")))?;
-    let mut sent: Vec<(String, String)> = request
-        .headers()
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
+    let mut sent = header_pairs(request.headers());
     if !sent.iter().any(|(n, _)| n == "user-agent") {
         sent.push(("user-agent".into(), super::client::default_user_agent()));
     }
