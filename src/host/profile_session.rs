@@ -1,0 +1,83 @@
+//! The profile a host runs on: an ephemeral temp dir removed on exit, or a persistent
+//! profile held under its lock for the host's lifetime.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::error::{AfError, ErrorCode};
+use crate::profile::{self, Backend, ProfileDir, ProfileLock, ProfileName};
+
+/// The active profile of a host.
+pub enum ActiveProfile {
+    /// `--profile -` (or omitted): a private temp dir, deleted when dropped.
+    Ephemeral(tempfile::TempDir),
+    /// A named profile under the store, locked while held.
+    Persistent {
+        /// Where it lives.
+        dir: ProfileDir,
+        /// Released when dropped.
+        lock: ProfileLock,
+    },
+}
+
+impl ActiveProfile {
+    /// Open the profile named by `--profile` (`None` or `-` is ephemeral).
+    pub fn open(name: Option<&str>, backend: Backend) -> Result<ActiveProfile, AfError> {
+        match name {
+            None | Some(profile::EPHEMERAL) => {
+                let dir = tempfile::Builder::new()
+                    .prefix("afhttp-profile-")
+                    .tempdir()
+                    .map_err(|e| AfError::io("create an ephemeral profile", &e))?;
+                Ok(ActiveProfile::Ephemeral(dir))
+            }
+            Some(raw) => {
+                if !backend.supports_persistent_profiles() {
+                    return Err(AfError::new(
+                        ErrorCode::BackendUnsupported,
+                        format!(
+                            "the {} backend does not support persistent profiles yet",
+                            backend.as_str()
+                        ),
+                    )
+                    .with_hint("use --profile - (ephemeral)"));
+                }
+                let name = ProfileName::parse(raw)?;
+                let root = profile::profiles_root()?;
+                let dir = profile::open_or_create(&root, backend, &name)?;
+                let lock = dir.try_lock()?;
+                dir.touch_last_used()?;
+                Ok(ActiveProfile::Persistent { dir, lock })
+            }
+        }
+    }
+
+    /// The browser user-data-dir.
+    pub fn path(&self) -> &Path {
+        match self {
+            ActiveProfile::Ephemeral(t) => t.path(),
+            ActiveProfile::Persistent { dir, .. } => dir.path(),
+        }
+    }
+
+    /// Where downloads land.
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.path().join(profile::DOWNLOADS_DIR)
+    }
+
+    /// `{kind, name, locked}` for `/health`.
+    pub fn describe(&self) -> Value {
+        match self {
+            ActiveProfile::Ephemeral(_) => {
+                json!({"kind": "ephemeral", "name": null, "locked": false})
+            }
+            ActiveProfile::Persistent { dir, lock } => json!({
+                "kind": "persistent",
+                "name": dir.name.as_str(),
+                "locked": true,
+                "lock_owner_pid": lock.owner().pid,
+            }),
+        }
+    }
+}
