@@ -11,6 +11,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# Lightpanda's PyPI wheel ships the real binary the browser-launch tests start.
+python3 -c 'import lightpanda' >/dev/null 2>&1 || python3 -m pip install -q lightpanda
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

@@ -1,6 +1,6 @@
-//! The browser host (`afhttp host`): supervisor, browser backends, listener.
-//!
-//! Arrives with the browser-host work; the feature exists so the layout is stable.
+//! The browser host (`afhttp host`): browser processes, the listener, the active profile,
+//! and the runtime that ties them together.
 
+pub mod browser;
 pub mod capabilities;
 pub mod profile_session;

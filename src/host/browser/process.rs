@@ -1,0 +1,321 @@
+//! Starting a browser, waiting for its CDP endpoint, and stopping its whole process group.
+
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::process::{Child, Command};
+use tokio::time::{sleep, timeout, Instant};
+
+use crate::error::{AfError, ErrorCode};
+use crate::profile::Backend;
+
+use super::args::{camoufox_command, chromium_args, lightpanda_command};
+use super::group::{group_alive, signal_group};
+use super::stderr::{drain, Tail};
+use super::{browser_env, find_executable, LaunchOptions};
+
+/// How often a port-polled backend's `/json/version` is tried during startup.
+const POLL_EVERY: Duration = Duration::from_millis(100);
+/// How long one `/json/version` request may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long to wait for a killed process and its stderr after a failed start.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// A browser process afhttp started and owns; dropping it kills the whole process group.
+#[derive(Debug)]
+pub struct RunningBrowser {
+    /// The backend that was launched.
+    pub backend: Backend,
+    /// The browser-level CDP WebSocket URL (`ws://127.0.0.1:PORT/...`).
+    pub ws_url: String,
+    /// The DevTools HTTP root, `http://127.0.0.1:PORT`.
+    pub http_base: String,
+    /// Process id of the launched program, which is also its process group id.
+    pub pid: u32,
+    /// `Browser` from `/json/version` (e.g. `Chrome/156.0...`), when it answered.
+    pub product: Option<String>,
+    child: Child,
+    tail: Tail,
+    stopped: bool,
+}
+
+impl RunningBrowser {
+    /// Stop the browser: SIGTERM to the whole group, up to `grace` for it to go, then SIGKILL
+    /// to the group, and reap the main process. Idempotent.
+    pub async fn shutdown(&mut self, grace: Duration) {
+        if self.stopped {
+            return;
+        }
+        signal_group(self.pid, Signal::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline && !self.all_gone() {
+            sleep(Duration::from_millis(50)).await;
+        }
+        if !self.all_gone() {
+            signal_group(self.pid, Signal::SIGKILL);
+            let _ = timeout(AFTER_KILL, self.child.wait()).await;
+            let deadline = Instant::now() + AFTER_KILL;
+            while Instant::now() < deadline && group_alive(self.pid) {
+                sleep(Duration::from_millis(20)).await;
+            }
+        }
+        self.stopped = true;
+    }
+
+    /// Whether the main browser process has exited (it is reaped if so).
+    pub fn has_exited(&mut self) -> bool {
+        // An error means the status was taken elsewhere: the process is gone either way.
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The last lines (up to 40) the browser wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.tail.text()
+    }
+
+    fn all_gone(&mut self) -> bool {
+        self.has_exited() && !group_alive(self.pid)
+    }
+}
+
+impl Drop for RunningBrowser {
+    fn drop(&mut self) {
+        if !self.stopped {
+            // No orphan browsers: whatever is left of the group dies with its owner.
+            signal_group(self.pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Start the browser `opts` describes and wait until its CDP endpoint answers.
+///
+/// Chromium-family backends are started with `--remote-debugging-port=0` and their
+/// `DevTools listening on ws://...` stderr line is awaited; Lightpanda (and Camoufox via
+/// foxbridge, untested here) get a pre-reserved loopback port and `/json/version` is polled.
+/// A browser that exits, or does not answer within `startup_timeout`, is
+/// `browser_launch_failed` with its stderr tail in the message; refused arguments or
+/// environment entries are `invalid_argument`.
+pub async fn launch(opts: &LaunchOptions) -> Result<RunningBrowser, AfError> {
+    let env = browser_env(opts)?;
+    std::fs::create_dir_all(&opts.user_data_dir)
+        .map_err(|e| AfError::io(format!("creating {}", opts.user_data_dir.display()), &e))?;
+    match opts.backend {
+        Backend::Lightpanda => {
+            let port = reserve_port()?;
+            let args = lightpanda_command(opts, port)?;
+            launch_polled(opts, &opts.binary, &args, &env, port).await
+        }
+        Backend::Camoufox => {
+            let parent_path = std::env::var_os("PATH");
+            let foxbridge = find_executable("foxbridge", parent_path.as_deref())
+                .ok_or_else(|| launch_failed("foxbridge is not on PATH".to_string()))?;
+            let port = reserve_port()?;
+            let args = camoufox_command(opts, port)?;
+            launch_polled(opts, &foxbridge, &args, &env, port).await
+        }
+        _ => launch_chromium(opts, &chromium_args(opts)?, &env).await,
+    }
+}
+
+/// Outcome of waiting for a starting browser.
+enum Startup {
+    Ready(String),
+    Exited(Option<ExitStatus>),
+    TimedOut,
+}
+
+async fn launch_chromium(
+    opts: &LaunchOptions,
+    args: &[String],
+    env: &[(String, String)],
+) -> Result<RunningBrowser, AfError> {
+    let (mut child, pid, tail) = spawn(opts, &opts.binary, args, env)?;
+    let stderr = child.stderr.take();
+    let mut url_rx = match stderr {
+        Some(stderr) => drain(stderr, tail.clone()),
+        None => return Err(fail_start(opts, child, pid, tail, Startup::Exited(None)).await),
+    };
+    let deadline = Instant::now() + opts.startup_timeout;
+    let outcome = tokio::select! {
+        url = &mut url_rx => match url {
+            Ok(url) => Startup::Ready(url),
+            // stderr closed without the line: the browser is going or gone.
+            Err(_) => Startup::Exited(timeout(AFTER_KILL, child.wait()).await.ok().and_then(Result::ok)),
+        },
+        status = child.wait() => Startup::Exited(status.ok()),
+        () = tokio::time::sleep_until(deadline) => Startup::TimedOut,
+    };
+    let ws_url = match outcome {
+        Startup::Ready(url) => url,
+        other => return Err(fail_start(opts, child, pid, tail, other).await),
+    };
+    let port = url::Url::parse(&ws_url).ok().and_then(|u| u.port());
+    let Some(port) = port else {
+        let err = launch_failed(format!("unexpected DevTools URL {ws_url:?}"));
+        signal_group(pid, Signal::SIGKILL);
+        return Err(err);
+    };
+    let http_base = format!("http://127.0.0.1:{port}");
+    let product = json_version(&http_base)
+        .await
+        .and_then(|v| v.get("Browser")?.as_str().map(String::from));
+    Ok(RunningBrowser {
+        backend: opts.backend,
+        ws_url,
+        http_base,
+        pid,
+        product,
+        child,
+        tail,
+        stopped: false,
+    })
+}
+
+async fn launch_polled(
+    opts: &LaunchOptions,
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    port: u16,
+) -> Result<RunningBrowser, AfError> {
+    let (mut child, pid, tail) = spawn(opts, program, args, env)?;
+    if let Some(stderr) = child.stderr.take() {
+        // No DevTools line to wait for; the drain only keeps the pipe empty and the tail.
+        drop(drain(stderr, tail.clone()));
+    }
+    let http_base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + opts.startup_timeout;
+    let version = loop {
+        if Instant::now() >= deadline {
+            return Err(fail_start(opts, child, pid, tail, Startup::TimedOut).await);
+        }
+        tokio::select! {
+            status = child.wait() => {
+                return Err(fail_start(opts, child, pid, tail, Startup::Exited(status.ok())).await);
+            }
+            () = sleep(POLL_EVERY) => {}
+        }
+        if let Some(version) = json_version(&http_base).await {
+            break version;
+        }
+    };
+    let ws_url = version
+        .get("webSocketDebuggerUrl")
+        .and_then(|v| v.as_str())
+        .map_or_else(|| format!("ws://127.0.0.1:{port}/"), String::from);
+    let product = version
+        .get("Browser")
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    Ok(RunningBrowser {
+        backend: opts.backend,
+        ws_url,
+        http_base,
+        pid,
+        product,
+        child,
+        tail,
+        stopped: false,
+    })
+}
+
+/// Spawn `program` isolated: cleared environment, own process group, cwd in the profile.
+fn spawn(
+    opts: &LaunchOptions,
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+) -> Result<(Child, u32, Tail), AfError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&opts.user_data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = cmd.spawn().map_err(|e| {
+        launch_failed(format!("could not start {}: {e}", program.display()))
+            .with_hint("check that --browser-bin names a working browser executable")
+    })?;
+    let Some(pid) = child.id() else {
+        return Err(launch_failed(format!(
+            "{} exited before it could be tracked",
+            program.display()
+        )));
+    };
+    Ok((child, pid, Tail::default()))
+}
+
+/// Kill what is left of a browser that did not start and describe why, with its stderr tail.
+async fn fail_start(
+    opts: &LaunchOptions,
+    mut child: Child,
+    pid: u32,
+    tail: Tail,
+    outcome: Startup,
+) -> AfError {
+    signal_group(pid, Signal::SIGKILL);
+    let _ = timeout(AFTER_KILL, child.wait()).await;
+    // Let the drain task read what the dying browser wrote before the tail is taken.
+    sleep(Duration::from_millis(100)).await;
+    let what = match outcome {
+        Startup::Exited(Some(status)) => format!("exited during startup ({status})"),
+        Startup::Exited(None) | Startup::Ready(_) => "exited during startup".to_string(),
+        Startup::TimedOut => format!(
+            "did not open its CDP endpoint within {:.1}s",
+            opts.startup_timeout.as_secs_f64()
+        ),
+    };
+    let text = tail.text();
+    let mut err = launch_failed(format!(
+        "{} ({}) {what}; stderr tail:\n{text}",
+        opts.backend,
+        opts.binary.display()
+    ));
+    err.hint = Some(
+        if text.contains("--no-sandbox") || text.contains("as root") {
+            "running as root (or without user namespaces) needs the sandbox off: set AFHTTP_NO_SANDBOX=1, ideally inside a container".to_string()
+        } else {
+            "read the stderr tail above; --browser-bin picks another executable".to_string()
+        },
+    );
+    err
+}
+
+fn launch_failed(message: String) -> AfError {
+    AfError::new(ErrorCode::BrowserLaunchFailed, message)
+}
+
+/// A free loopback port for backends that cannot pick their own and report it.
+///
+/// The port is released before the browser binds it, so another process could take it in
+/// between; the browser then fails to start and the error says so.
+fn reserve_port() -> Result<u16, AfError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|addr| addr.port())
+        .map_err(|e| AfError::io("reserving a loopback port", &e))
+}
+
+/// `GET <http_base>/json/version`, bypassing any ambient proxy; `None` when it does not answer.
+async fn json_version(http_base: &str) -> Option<serde_json::Value> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(VERSION_TIMEOUT)
+        .build()
+        .ok()?;
+    let resp = client
+        .get(format!("{http_base}/json/version"))
+        .send()
+        .await
+        .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body = resp.bytes().await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
