@@ -13,5 +13,6 @@ mod fetch_decision;
 mod fetch_http;
 mod fetch_transport;
 mod fixture_server;
+mod host_listener;
 mod profile;
 mod skill;
