@@ -14,5 +14,6 @@ mod fetch_http;
 mod fetch_transport;
 mod fixture_server;
 mod host_browser;
+mod host_listener;
 mod profile;
 mod skill;

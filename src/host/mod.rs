@@ -3,4 +3,5 @@
 
 pub mod browser;
 pub mod capabilities;
+pub mod listener;
 pub mod profile_session;

@@ -1,0 +1,18 @@
+//! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*` and the `/cdp`
+//! WebSocket proxy, each route in an authentication zone.
+//!
+//! The host builds a [`ListenerState`] over its [`HostView`], then [`serve`]s it (or mounts
+//! [`router`] itself).
+
+pub mod auth;
+pub mod config;
+pub mod proxy;
+pub mod routes;
+pub mod serve;
+pub mod state;
+
+pub use auth::{Access, ApiError, AuthZone};
+pub use config::{ListenAddr, ListenerConfig, TokenSecret};
+pub use routes::{router, RouteSpec, ROUTES};
+pub use serve::{serve, BoundListener};
+pub use state::{HostStatus, HostView, ListenerState, Upstream};

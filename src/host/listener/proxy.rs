@@ -1,0 +1,214 @@
+//! `/cdp` and `/cdp/page/{id}`: splice a client WebSocket onto the browser's DevTools socket.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{self, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self as ts, Utf8Bytes};
+
+use super::auth::ApiError;
+use super::state::ListenerState;
+
+/// Largest message or frame accepted on either side (full-page screenshots are large).
+pub const MAX_MESSAGE: usize = 512 * 1024 * 1024;
+
+/// How long connecting to the browser's socket may take.
+const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `GET /cdp`: the browser target.
+pub(crate) async fn cdp_browser(
+    State(state): State<Arc<ListenerState>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Some(upstream) = state.view.upstream() else {
+        return ApiError::CDP_UNAVAILABLE.into_response();
+    };
+    splice_to(&state, upgrade, &upstream.browser_ws_url).await
+}
+
+/// `GET /cdp/page/{id}`: one page target.
+pub(crate) async fn cdp_page(
+    State(state): State<Arc<ListenerState>>,
+    Path(id): Path<String>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    if !valid_target_id(&id) {
+        return ApiError::BAD_REQUEST.into_response();
+    }
+    let Some(upstream) = state.view.upstream() else {
+        return ApiError::CDP_UNAVAILABLE.into_response();
+    };
+    let authority = upstream
+        .http_base
+        .split_once("://")
+        .map_or(upstream.http_base.as_str(), |(_, a)| a)
+        .trim_end_matches('/');
+    splice_to(
+        &state,
+        upgrade,
+        &format!("ws://{authority}/devtools/page/{id}"),
+    )
+    .await
+}
+
+/// Whether `id` looks like a DevTools target id (no path tricks).
+pub fn valid_target_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && id != "."
+        && id != ".."
+}
+
+/// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
+async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) -> Response {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    let connecting = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
+    let upstream = match tokio::time::timeout(UPSTREAM_CONNECT_TIMEOUT, connecting).await {
+        Ok(Ok((socket, _))) => socket,
+        _ => return ApiError::CDP_UNAVAILABLE.into_response(),
+    };
+    let disconnected = state.disconnected();
+    upgrade
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |client| splice(client, upstream, disconnected))
+}
+
+/// Pump both directions until either side closes or the host disconnects everyone.
+async fn splice<U>(client: WebSocket, upstream: U, mut disconnected: watch::Receiver<u64>)
+where
+    U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
+{
+    let (client_tx, client_rx) = client.split();
+    let (upstream_tx, upstream_rx) = upstream.split();
+    pump(client_rx, client_tx, upstream_rx, upstream_tx, async move {
+        let _ = disconnected.changed().await;
+    })
+    .await;
+}
+
+/// Join the two directions with `select!`: the first to end (or `stop`) tears both down.
+///
+/// Generic over the socket halves so it can be exercised with channels.
+pub async fn pump<CR, CT, UR, UT, CE, UE>(
+    client_rx: CR,
+    client_tx: CT,
+    upstream_rx: UR,
+    upstream_tx: UT,
+    stop: impl std::future::Future<Output = ()>,
+) where
+    CR: Stream<Item = Result<ws::Message, CE>> + Unpin,
+    CT: Sink<ws::Message> + Unpin,
+    UR: Stream<Item = Result<ts::Message, UE>> + Unpin,
+    UT: Sink<ts::Message> + Unpin,
+{
+    tokio::select! {
+        () = forward(client_rx, upstream_tx, to_upstream) => {}
+        () = forward(upstream_rx, client_tx, to_client) => {}
+        () = stop => {}
+    }
+}
+
+/// Copy messages from `src` to `dst` until a close, an error, or the end; then close `dst`.
+async fn forward<S, K, A, B, E>(mut src: S, mut dst: K, convert: fn(A) -> Option<(B, bool)>)
+where
+    S: Stream<Item = Result<A, E>> + Unpin,
+    K: Sink<B> + Unpin,
+{
+    while let Some(Ok(message)) = src.next().await {
+        let Some((message, is_close)) = convert(message) else {
+            continue;
+        };
+        if dst.send(message).await.is_err() || is_close {
+            return;
+        }
+    }
+    let _ = dst.close().await;
+}
+
+/// Client → browser. Pings and pongs stay per hop; the bool marks a close.
+fn to_upstream(message: ws::Message) -> Option<(ts::Message, bool)> {
+    Some(match message {
+        ws::Message::Text(text) => {
+            let bytes = bytes::Bytes::from(text);
+            (ts::Message::Text(Utf8Bytes::try_from(bytes).ok()?), false)
+        }
+        ws::Message::Binary(data) => (ts::Message::Binary(data), false),
+        ws::Message::Close(frame) => (
+            ts::Message::Close(frame.map(|f| CloseFrame {
+                code: CloseCode::from(f.code),
+                reason: Utf8Bytes::from(f.reason.as_str()),
+            })),
+            true,
+        ),
+        ws::Message::Ping(_) | ws::Message::Pong(_) => return None,
+    })
+}
+
+/// Browser → client.
+fn to_client(message: ts::Message) -> Option<(ws::Message, bool)> {
+    Some(match message {
+        ts::Message::Text(text) => {
+            let bytes = bytes::Bytes::from(text);
+            (
+                ws::Message::Text(ws::Utf8Bytes::try_from(bytes).ok()?),
+                false,
+            )
+        }
+        ts::Message::Binary(data) => (ws::Message::Binary(data), false),
+        ts::Message::Close(frame) => (
+            ws::Message::Close(frame.map(|f| ws::CloseFrame {
+                code: u16::from(f.code),
+                reason: ws::Utf8Bytes::from(f.reason.as_str()),
+            })),
+            true,
+        ),
+        ts::Message::Ping(_) | ts::Message::Pong(_) | ts::Message::Frame(_) => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_ids() {
+        assert!(valid_target_id("E3B0C44298FC1C149AFBF4C8996FB924"));
+        assert!(!valid_target_id(".."));
+        assert!(!valid_target_id("a/b"));
+        assert!(!valid_target_id(""));
+    }
+
+    #[test]
+    fn converts_text_binary_and_close() {
+        let (m, close) =
+            to_upstream(ws::Message::Text("{\"id\":1}".into())).unwrap_or_else(|| unreachable!());
+        assert!(!close);
+        assert_eq!(m, ts::Message::Text("{\"id\":1}".into()));
+        assert!(to_upstream(ws::Message::Ping(bytes::Bytes::new())).is_none());
+        let (m, close) = to_client(ts::Message::Close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "bye".into(),
+        })))
+        .unwrap_or_else(|| unreachable!());
+        assert!(close);
+        assert_eq!(
+            m,
+            ws::Message::Close(Some(ws::CloseFrame {
+                code: 1000,
+                reason: "bye".into()
+            }))
+        );
+    }
+}
