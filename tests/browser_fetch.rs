@@ -420,3 +420,87 @@ fn renderer_crash_is_tab_crashed() {
     assert_eq!(e.code, ErrorCode::TabCrashed, "{e:?}");
     assert!(e.retryable());
 }
+
+#[test]
+fn content_and_observation_walk_shadow_roots_frames_tables_and_forms() {
+    let srv = FixtureServer::start();
+    let mut r = req(&srv.url("/browser/composed"));
+    r.want = Some(vec![
+        Artifact::Content,
+        Artifact::ContentJson,
+        Artifact::Observation,
+    ]);
+    r.browser.wait = Wait::Load;
+    let run = fetch_with(r, None);
+    let md = run.read(Artifact::Content);
+    assert!(md.contains("# Composed page"), "{md}");
+    assert!(
+        md.contains(&format!("[relative link]({})", srv.url("/static"))),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Name | Qty |") && md.contains("| apple | 3 |"),
+        "{md}"
+    );
+    assert!(md.contains("shadow paragraph text"), "{md}");
+    assert!(md.contains("inside the frame"), "{md}");
+    assert!(md.contains("[form: POST"), "{md}");
+    let cj = run.json(Artifact::ContentJson);
+    assert_eq!(cj["tables"][0]["header"], json!(["Name", "Qty"]));
+    assert_eq!(cj["frames"][0]["same_origin"], true);
+    assert_eq!(cj["links"][0]["href"], srv.url("/static"));
+    let obs = run.json(Artifact::Observation);
+    let nodes = obs["nodes"].as_array().unwrap();
+    let find = |role: &str, name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["role"] == role && n["name"] == name)
+            .unwrap_or_else(|| panic!("no {role} {name:?} in {obs}"))
+    };
+    let query = find("textbox", "Query");
+    assert_eq!(query["actions"], json!(["click", "type"]));
+    assert_eq!(query["visible"], true);
+    let search = find("button", "Search");
+    assert!(search["bbox"]["width"].as_f64().unwrap() > 0.0);
+    let frame_button = find("button", "Frame button");
+    assert_ne!(frame_button["frame_id"], "main");
+    assert_eq!(obs["forms"][0]["method"], "POST");
+    assert_eq!(obs["forms"][0]["field_refs"].as_array().unwrap().len(), 2);
+    assert!(obs["truncated"].is_null());
+}
+
+#[test]
+fn headers_user_agent_and_cookies_are_sent_by_the_browser() {
+    let srv = FixtureServer::start();
+    let mut r = req(&srv.url("/echo"));
+    r.headers = vec![afhttp::sdk::fetch::HeaderPair::parse("X-Afhttp-Test: yes").unwrap()];
+    r.user_agent = Some("afhttp-test-agent/1".into());
+    r.cookies = vec![afhttp::sdk::cookies::Cookie {
+        name: "sid".into(),
+        value: "abc123".into(),
+        domain: "127.0.0.1".into(),
+        host_only: true,
+        path: "/".into(),
+        secure: false,
+        http_only: true,
+        same_site: None,
+        expires_at_unix: None,
+        created_at_unix: 0,
+    }];
+    r.want = Some(vec![Artifact::Network]);
+    r.browser.wait = Wait::Idle;
+    let run = fetch_with(r, None);
+    let seen = srv.last_request("/echo").unwrap();
+    assert_eq!(seen.header("x-afhttp-test"), Some("yes"));
+    assert_eq!(seen.header("user-agent"), Some("afhttp-test-agent/1"));
+    assert_eq!(seen.header("cookie"), Some("sid=abc123"));
+    assert_eq!(run.trace["readiness"]["idle_reached"], true);
+    let net = run.json(Artifact::Network);
+    let doc = net["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["is_main_document"] == true)
+        .unwrap();
+    assert_eq!(doc["request_headers"]["X-Afhttp-Test"], "yes");
+}

@@ -77,7 +77,22 @@ pub fn router() -> Router {
         .route("/browser/storage", get(|| async { html(BROWSER_STORAGE) }))
         .route("/browser/tall", get(|| async { html(BROWSER_TALL) }))
         .route("/browser/late", get(|| async { html(BROWSER_LATE) }))
+        .route(
+            "/browser/composed",
+            get(|| async { html(BROWSER_COMPOSED) }),
+        )
 }
+
+/// `/browser/composed`: a table, an open shadow root, a same-origin iframe, a form, links.
+const BROWSER_COMPOSED: &str = "<!doctype html><title>Composed</title>\
+<h1>Composed page</h1><p>Intro with a <a href=\"/static\">relative link</a>.</p>\
+<table><tr><th>Name</th><th>Qty</th></tr><tr><td>apple</td><td>3</td></tr></table>\
+<div id=\"host\"></div>\
+<iframe id=\"frame\" srcdoc=\"<p>inside the frame</p><button>Frame button</button>\"></iframe>\
+<form action=\"/echo\" method=\"post\"><input name=\"q\" aria-label=\"Query\">\
+<button type=\"submit\">Search</button></form>\
+<script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML=\
+'<p>shadow paragraph text</p>';</script>";
 
 /// `/browser/console`: console output of several levels and one uncaught exception.
 const BROWSER_CONSOLE: &str = "<!doctype html><title>Console</title><p>console page</p>\
