@@ -504,3 +504,25 @@ fn headers_user_agent_and_cookies_are_sent_by_the_browser() {
         .unwrap();
     assert_eq!(doc["request_headers"]["X-Afhttp-Test"], "yes");
 }
+
+#[test]
+fn post_to_an_unresolvable_host_fails_fast() {
+    let mut r = req("http://no-such-host.invalid/form");
+    r.method = "POST".into();
+    r.body = Some(RequestBody::Bytes(b"a=1".to_vec()));
+    let started = std::time::Instant::now();
+    let run = fetch_with(r, None);
+    let e = run.result.as_ref().err().unwrap();
+    assert!(
+        matches!(
+            e.code,
+            ErrorCode::DnsResolutionFailed | ErrorCode::TargetUnreachable
+        ),
+        "{e:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}

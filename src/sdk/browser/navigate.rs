@@ -188,9 +188,22 @@ pub async fn navigate(
         let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
         r.map(|_| ())
     };
-    let (nav, rewrite) = tokio::join!(nav, rewrite);
+    // Page.navigate answers only after the paused request is continued, unless the
+    // navigation fails before the request stage; then the rewrite is abandoned.
+    let (nav, rewrite) = {
+        tokio::pin!(nav);
+        tokio::pin!(rewrite);
+        tokio::select! {
+            biased;
+            r = &mut rewrite => (nav.await, Some(r)),
+            n = &mut nav => (n, None),
+        }
+    };
+    if intercept && rewrite.is_none() {
+        let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
+    }
     let result = nav?;
-    rewrite?;
+    rewrite.unwrap_or(Ok(()))?;
     match result["errorText"].as_str() {
         Some(text) if !text.is_empty() => match error_code(text) {
             Some(code) => Err(AfError::new(
