@@ -6,6 +6,7 @@
 mod support;
 
 mod bad_input;
+mod browser_fetch;
 mod cli_contract;
 mod features;
 mod fetch_cookies;

@@ -2,6 +2,7 @@
 //!
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
+pub mod browser;
 pub mod cdp;
 pub mod challenge;
 pub mod client;

@@ -73,7 +73,48 @@ pub fn router() -> Router {
         .route("/headers/ua", get(headers_ua))
         .route("/basic-auth", get(basic_auth))
         .route("/charset/latin1", get(latin1))
+        .route("/browser/console", get(|| async { html(BROWSER_CONSOLE) }))
+        .route("/browser/storage", get(|| async { html(BROWSER_STORAGE) }))
+        .route("/browser/tall", get(|| async { html(BROWSER_TALL) }))
+        .route("/browser/late", get(|| async { html(BROWSER_LATE) }))
+        .route(
+            "/browser/composed",
+            get(|| async { html(BROWSER_COMPOSED) }),
+        )
 }
+
+/// `/browser/composed`: a table, an open shadow root, a same-origin iframe, a form, links.
+const BROWSER_COMPOSED: &str = "<!doctype html><title>Composed</title>\
+<h1>Composed page</h1><p>Intro with a <a href=\"/static\">relative link</a>.</p>\
+<table><tr><th>Name</th><th>Qty</th></tr><tr><td>apple</td><td>3</td></tr></table>\
+<div id=\"host\"></div>\
+<iframe id=\"frame\" srcdoc=\"<p>inside the frame</p><button>Frame button</button>\"></iframe>\
+<form action=\"/echo\" method=\"post\"><input name=\"q\" aria-label=\"Query\">\
+<button type=\"submit\">Search</button></form>\
+<script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML=\
+'<p>shadow paragraph text</p>';</script>";
+
+/// `/browser/console`: console output of several levels and one uncaught exception.
+const BROWSER_CONSOLE: &str = "<!doctype html><title>Console</title><p>console page</p>\
+<script>console.log('hello-log', 42);console.error('boom-console');\
+setTimeout(function(){throw new Error('boom-uncaught');},0);</script>";
+
+/// `/browser/storage`: writes localStorage, sessionStorage and an IndexedDB database.
+const BROWSER_STORAGE: &str = "<!doctype html><title>Storage</title><p>storage page</p>\
+<script>localStorage.setItem('local-key','local-value');\
+sessionStorage.setItem('session-key','session-value');\
+indexedDB.open('afhttp-fixture-db',1);</script>";
+
+/// `/browser/tall`: a 5000 px tall page.
+const BROWSER_TALL: &str = "<!doctype html><title>Tall</title>\
+<body style=\"margin:0\"><div style=\"height:5000px;background:linear-gradient(#fff,#00f)\">top</div>\
+<p>bottom</p></body>";
+
+/// `/browser/late`: `#late` exists hidden at load and is shown (with text) after 400 ms.
+const BROWSER_LATE: &str = "<!doctype html><title>Late</title><p>early text</p>\
+<div id=\"late\" style=\"display:none\"></div>\
+<script>setTimeout(function(){var d=document.getElementById('late');\
+d.textContent='late content arrived';d.style.display='block';},400);</script>";
 
 const JSON_BODY: &str = r#"{"name":"afhttp-fixture","ok":true,"items":[1,2,3]}"#;
 

@@ -1,0 +1,322 @@
+//! Artifact captures after readiness. Each capture fails alone, as a warning.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use super::assets;
+use super::eval::evaluate;
+use super::session::{lock, Shared};
+use crate::error::{AfError, ErrorCode, Warning};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::content_type;
+use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::FetchRequest;
+use crate::sdk::request::Artifact;
+
+/// Tallest full-page screenshot taken (GPU texture limits make taller ones fail).
+pub const MAX_SCREENSHOT_HEIGHT: f64 = 16384.0;
+
+/// What the captures produced.
+#[derive(Debug, Default)]
+pub struct Captured {
+    /// Written artifacts.
+    pub files: Vec<(Artifact, PathBuf)>,
+    /// Per-artifact warnings.
+    pub warnings: Vec<Warning>,
+    /// Bytes in the body file.
+    pub body_bytes: u64,
+    /// Whether the body was cut at `max_response_bytes`.
+    pub body_truncated: bool,
+    /// The serialized DOM, when it could be read (used for classification too).
+    pub rendered_html: Option<String>,
+}
+
+/// Pretty JSON with a trailing newline.
+pub fn pretty(v: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(v).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+struct Ctx<'a> {
+    conn: &'a CdpConnection,
+    session: &'a str,
+    t: Duration,
+}
+
+impl Ctx<'_> {
+    async fn eval(&self, expr: &str, await_promise: bool) -> Result<Value, String> {
+        match evaluate(self.conn, self.session, expr, await_promise, self.t).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(exception)) => Err(format!("the page threw: {exception}")),
+            Err(e) => Err(e.message),
+        }
+    }
+}
+
+fn failed(a: Artifact, why: impl Into<String>) -> Warning {
+    Warning::artifact(a.as_str(), ErrorCode::ArtifactCaptureFailed, why)
+}
+
+/// Capture every artifact in `want`; only I/O errors writing files fail the fetch.
+#[allow(clippy::too_many_arguments)]
+pub async fn capture_all(
+    conn: &CdpConnection,
+    session: &str,
+    state: &Shared,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    request_id: &str,
+    want: &[Artifact],
+    t: Duration,
+) -> Result<Captured, AfError> {
+    let cx = Ctx { conn, session, t };
+    let mut c = Captured::default();
+    let html = cx.eval(assets::RENDERED_HTML, false).await;
+    if let Ok(Value::String(h)) = &html {
+        c.rendered_html = Some(h.clone());
+    }
+    for &a in want {
+        let r = match a {
+            Artifact::Body => body(&cx, state, req, out, &mut c).await,
+            Artifact::RenderedHtml => match &html {
+                Ok(Value::String(h)) => write(out, &mut c, a, "rendered.html", h.as_bytes()),
+                Ok(_) => Ok(Some(failed(a, "the page has no document"))),
+                Err(e) => Ok(Some(failed(a, e.clone()))),
+            },
+            Artifact::Text => match cx.eval(assets::BODY_TEXT, false).await {
+                Ok(v) => {
+                    let text = v.as_str().unwrap_or_default();
+                    let w = write(out, &mut c, a, "text.txt", text.as_bytes())?;
+                    Ok(w.or_else(|| {
+                        text.trim().is_empty().then(|| {
+                            Warning::artifact(
+                                a.as_str(),
+                                ErrorCode::ArtifactEmpty,
+                                "the page has no visible text",
+                            )
+                        })
+                    }))
+                }
+                Err(e) => Ok(Some(failed(a, e))),
+            },
+            Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
+            Artifact::Screenshot => screenshot(&cx, out, &mut c).await,
+            Artifact::Network => {
+                let doc = lock(state)
+                    .network
+                    .to_json(request_id, !req.no_network_redact);
+                write(out, &mut c, a, "network.json", &pretty(&doc))
+            }
+            Artifact::Console => {
+                let entries = lock(state).console.clone();
+                let doc = json!({"schema_version": 1, "entries": entries});
+                write(out, &mut c, a, "console.json", &pretty(&doc))
+            }
+            Artifact::Observation => match cx.eval(assets::OBSERVATION_JS, false).await {
+                Ok(v) => {
+                    let empty = v["nodes"].as_array().is_none_or(Vec::is_empty);
+                    let w = write(out, &mut c, a, "observation.json", &pretty(&v))?;
+                    Ok(w.or_else(|| {
+                        empty.then(|| {
+                            Warning::artifact(
+                                a.as_str(),
+                                ErrorCode::ObservationEmpty,
+                                "no interactive elements found",
+                            )
+                        })
+                    }))
+                }
+                Err(e) => Ok(Some(failed(a, e))),
+            },
+            Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
+                Ok(v) => write(out, &mut c, a, "storage.json", &pretty(&v)),
+                Err(e) => Ok(Some(failed(a, e))),
+            },
+        };
+        if let Some(w) = r? {
+            c.warnings.push(w);
+        }
+    }
+    Ok(c)
+}
+
+/// Write one artifact file and record it; `Ok(None)` on success.
+fn write(
+    out: &mut OutDir,
+    c: &mut Captured,
+    a: Artifact,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Option<Warning>, AfError> {
+    let p = out.write(name, bytes)?;
+    c.files.push((a, p));
+    Ok(None)
+}
+
+async fn body(
+    cx: &Ctx<'_>,
+    state: &Shared,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    c: &mut Captured,
+) -> Result<Option<Warning>, AfError> {
+    let a = Artifact::Body;
+    let doc = lock(state).network.document().map(|d| {
+        (
+            d.request_id.clone(),
+            d.mime_type.clone(),
+            d.response_headers.clone(),
+        )
+    });
+    let Some((id, mime, headers)) = doc else {
+        return Ok(Some(failed(a, "no main document response was seen")));
+    };
+    let r = cx
+        .conn
+        .send(
+            Some(cx.session),
+            "Network.getResponseBody",
+            json!({"requestId": id}),
+            cx.t,
+        )
+        .await;
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => return Ok(Some(failed(a, e.message))),
+    };
+    let raw = r["body"].as_str().unwrap_or_default();
+    let mut bytes = if r["base64Encoded"].as_bool().unwrap_or(false) {
+        match base64::engine::general_purpose::STANDARD.decode(raw) {
+            Ok(b) => b,
+            Err(e) => return Ok(Some(failed(a, format!("undecodable body: {e}")))),
+        }
+    } else {
+        raw.as_bytes().to_vec()
+    };
+    let ct = headers
+        .iter()
+        .find(|(n, _)| n == "content-type")
+        .map(|(_, v)| v.clone())
+        .or(mime);
+    let cap = req.max_response_bytes;
+    let mut warning = None;
+    if cap > 0 && bytes.len() as u64 > cap {
+        bytes.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+        c.body_truncated = true;
+        warning = Some(Warning::artifact(
+            a.as_str(),
+            ErrorCode::NetworkBodyTruncated,
+            format!("the body was cut at --max-response-bytes {cap}"),
+        ));
+    }
+    c.body_bytes = bytes.len() as u64;
+    let name = format!("body.{}", content_type::extension(ct.as_deref()));
+    write(out, c, a, &name, &bytes)?;
+    Ok(warning)
+}
+
+async fn content(
+    cx: &Ctx<'_>,
+    out: &mut OutDir,
+    c: &mut Captured,
+    a: Artifact,
+    want: &[Artifact],
+) -> Result<Option<Warning>, AfError> {
+    // content.js yields both; run it once, on the first of the two in `want`.
+    let first = want
+        .iter()
+        .find(|x| matches!(x, Artifact::Content | Artifact::ContentJson));
+    if first != Some(&a) {
+        return Ok(None);
+    }
+    let v = match cx.eval(assets::CONTENT_JS, false).await {
+        Ok(v) => v,
+        Err(e) => {
+            for x in want
+                .iter()
+                .filter(|x| matches!(x, Artifact::Content | Artifact::ContentJson))
+            {
+                c.warnings.push(failed(*x, e.clone()));
+            }
+            return Ok(None);
+        }
+    };
+    let md = v["markdown"].as_str().unwrap_or_default();
+    if want.contains(&Artifact::Content) {
+        write(out, c, Artifact::Content, "content.md", md.as_bytes())?;
+        if md.trim().is_empty() {
+            c.warnings.push(Warning::artifact(
+                "content",
+                ErrorCode::ArtifactEmpty,
+                "the composed view is empty",
+            ));
+        }
+    }
+    if want.contains(&Artifact::ContentJson) {
+        write(
+            out,
+            c,
+            Artifact::ContentJson,
+            "content.json",
+            &pretty(&v["json"]),
+        )?;
+    }
+    Ok(None)
+}
+
+async fn screenshot(
+    cx: &Ctx<'_>,
+    out: &mut OutDir,
+    c: &mut Captured,
+) -> Result<Option<Warning>, AfError> {
+    let a = Artifact::Screenshot;
+    let s = Some(cx.session);
+    let m = match cx
+        .conn
+        .send(s, "Page.getLayoutMetrics", json!({}), cx.t)
+        .await
+    {
+        Ok(m) => m,
+        Err(e) => return Ok(Some(failed(a, e.message))),
+    };
+    let size = if m["cssContentSize"].is_object() {
+        &m["cssContentSize"]
+    } else {
+        &m["contentSize"]
+    };
+    let width = size["width"].as_f64().unwrap_or(0.0).ceil().max(1.0);
+    let height = size["height"].as_f64().unwrap_or(0.0).ceil().max(1.0);
+    let clipped = height > MAX_SCREENSHOT_HEIGHT;
+    let params = json!({
+        "format": "png",
+        "captureBeyondViewport": true,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height.min(MAX_SCREENSHOT_HEIGHT), "scale": 1},
+    });
+    let r = match cx
+        .conn
+        .send(s, "Page.captureScreenshot", params, cx.t)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return Ok(Some(failed(a, e.message))),
+    };
+    let png = match base64::engine::general_purpose::STANDARD
+        .decode(r["data"].as_str().unwrap_or_default())
+    {
+        Ok(b) if !b.is_empty() => b,
+        Ok(_) => return Ok(Some(failed(a, "the browser returned an empty image"))),
+        Err(e) => return Ok(Some(failed(a, format!("undecodable image: {e}")))),
+    };
+    write(out, c, a, "page.png", &png)?;
+    Ok(clipped.then(|| {
+        Warning::artifact(
+            a.as_str(),
+            ErrorCode::ArtifactCaptureFailed,
+            format!("partial: the page is {height} px tall; the screenshot stops at {MAX_SCREENSHOT_HEIGHT} px"),
+        )
+    }))
+}

@@ -1,0 +1,261 @@
+//! The browser-backed fetch: one tab driven over CDP, from navigation through readiness to
+//! artifact capture.
+//!
+//! [`browser_fetch`] opens (or attaches to) a tab with a flattened session, installs the
+//! request's headers, user agent and cookies, navigates (body-carrying methods go through
+//! `Fetch.continueRequest`), waits for `--wait`, runs `--evaluate-after-wait`, captures the
+//! wanted artifacts and closes the tab it created, whatever happened.
+
+pub mod assets;
+pub mod capture;
+pub mod eval;
+pub mod navigate;
+pub mod network_log;
+pub mod session;
+pub mod wait;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::error::{AfError, ErrorCode, Warning};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::challenge::{self, PageKind};
+use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
+use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::takeover_hint;
+use crate::sdk::fetch::FetchRequest;
+use crate::sdk::request::Artifact;
+use network_log::NetworkLog;
+use session::{lock, PageState, Shared, Tab};
+
+/// Time kept back from the readiness wait for captures: a quarter of the timeout, 0.5–10 s.
+pub fn capture_budget(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(500), Duration::from_secs(10))
+}
+
+/// Fetch `req.url` in a browser tab over `conn` and write the wanted artifacts to `out`.
+///
+/// The outcome has `render_used: "browser"`. Artifact problems and readiness timeouts are
+/// warnings; navigation failures, a crashed tab (`tab_crashed`) and I/O errors fail the fetch.
+/// A tab this call created is closed before it returns, on success or failure.
+pub async fn browser_fetch(
+    conn: &CdpConnection,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    request_id: &str,
+    trace: &mut Trace,
+) -> Result<FetchOutcome, AfError> {
+    let t0 = Instant::now();
+    let deadline = t0 + req.timeout;
+    let tab = session::open(conn, req.browser.tab.as_deref(), remaining(deadline)).await?;
+    trace.set(
+        "tab",
+        json!({"target_id": tab.target_id, "created": tab.created}),
+    );
+    let events = conn.subscribe(Some(&tab.session_id));
+    let state: Shared = Arc::new(Mutex::new(PageState {
+        load_at: None,
+        crashed: None,
+        network: NetworkLog::new(&tab.target_id),
+        console: Vec::new(),
+    }));
+    let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
+    let collector = session::collect(events, state.clone(), paused_tx);
+    let run = drive(
+        conn,
+        &tab,
+        &state,
+        &mut paused_rx,
+        req,
+        out,
+        request_id,
+        trace,
+        deadline,
+    );
+    let result = match tokio::time::timeout_at(deadline.into(), run).await {
+        Ok(r) => r,
+        Err(_) => Err(AfError::new(
+            ErrorCode::NavigationTimeout,
+            format!(
+                "the browser fetch did not finish within {} ms",
+                req.timeout.as_millis()
+            ),
+        )
+        .with_hint("raise --timeout-ms, or add --retry")),
+    };
+    session::close(conn, &tab).await;
+    collector.abort();
+    result
+}
+
+/// Time left before `deadline`, at least 100 ms so a last call can still be answered.
+fn remaining(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(100))
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive(
+    conn: &CdpConnection,
+    tab: &Tab,
+    state: &Shared,
+    paused: &mut mpsc::UnboundedReceiver<Value>,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    request_id: &str,
+    trace: &mut Trace,
+    deadline: Instant,
+) -> Result<FetchOutcome, AfError> {
+    let s = tab.session_id.as_str();
+    let t = remaining(deadline).min(Duration::from_secs(15));
+    for domain in ["Page", "Network", "Runtime", "Log"] {
+        conn.send(Some(s), &format!("{domain}.enable"), json!({}), t)
+            .await?;
+    }
+    // Crash notifications; not every backend has the domain.
+    let _ = conn.send(Some(s), "Inspector.enable", json!({}), t).await;
+    conn.send(
+        Some(s),
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": assets::READINESS_JS}),
+        t,
+    )
+    .await?;
+    navigate::prepare(conn, s, req, t).await?;
+
+    let nav_start = Instant::now();
+    let navigated = navigate::navigate(conn, s, req, paused, remaining(deadline)).await;
+    if let Some(why) = lock(state).crashed.clone() {
+        return Err(session::crashed_error(&why));
+    }
+    navigated?;
+    trace.timing("navigate", ms_since(nav_start));
+
+    let wait_started = Instant::now();
+    let wait_deadline = deadline
+        .checked_sub(capture_budget(req.timeout))
+        .unwrap_or(deadline)
+        .max(Instant::now());
+    trace.set("wait", json!(req.browser.wait.to_string()));
+    let readiness = wait::wait(conn, s, state, &req.browser, nav_start, wait_deadline).await?;
+    trace.set("readiness", readiness.signals);
+    trace.timing("wait", ms_since(wait_started));
+    let mut warnings: Vec<Warning> = readiness.warning.into_iter().collect();
+
+    if let Some(expr) = &req.browser.evaluate_after_wait {
+        let started = Instant::now();
+        let r = eval::evaluate(conn, s, expr, true, remaining(deadline)).await;
+        let (entry, warning) = match r {
+            Ok(Ok(v)) => (json!({"value": v}), None),
+            Ok(Err(text)) => (json!({"exception": text}), Some(text)),
+            Err(e) => (json!({"exception": e.message}), Some(e.message.clone())),
+        };
+        trace.set("evaluate_after_wait", entry);
+        trace.timing("evaluate_after_wait", ms_since(started));
+        if let Some(text) = warning {
+            warnings.push(Warning::general(
+                ErrorCode::ArtifactCaptureFailed,
+                format!("--evaluate-after-wait threw: {text}"),
+            ));
+        }
+    }
+
+    let capture_started = Instant::now();
+    let want: Vec<Artifact> = req
+        .want
+        .clone()
+        .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
+    let call_t = remaining(deadline).min(Duration::from_secs(30));
+    let captured =
+        capture::capture_all(conn, s, state, req, out, request_id, &want, call_t).await?;
+    trace.timing("capture", ms_since(capture_started));
+    if let Some(why) = lock(state).crashed.clone() {
+        return Err(session::crashed_error(&why));
+    }
+    warnings.extend(captured.warnings);
+    Ok(outcome(
+        req,
+        state,
+        request_id,
+        out,
+        captured.files,
+        captured.body_bytes,
+        captured.body_truncated,
+        captured.rendered_html.as_deref(),
+        warnings,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    req: &FetchRequest,
+    state: &Shared,
+    request_id: &str,
+    out: &OutDir,
+    files: Vec<(Artifact, std::path::PathBuf)>,
+    body_bytes: u64,
+    body_truncated: bool,
+    rendered_html: Option<&str>,
+    mut warnings: Vec<Warning>,
+) -> FetchOutcome {
+    let (final_url, status, headers, mime, redirects) = {
+        let st = lock(state);
+        match st.network.document() {
+            Some(d) => (
+                d.url.clone(),
+                d.status.unwrap_or(0),
+                d.response_headers.clone(),
+                d.mime_type.clone(),
+                d.redirects.len(),
+            ),
+            None => (req.url.to_string(), 0, Vec::new(), None, 0),
+        }
+    };
+    let content_type = headers
+        .iter()
+        .find(|(n, _)| n == "content-type")
+        .map(|(_, v)| v.clone())
+        .or(mime);
+    let mut page_kind = None;
+    let mut next_action = None;
+    if let Some(c) = challenge::classify(status, &headers, rendered_html.unwrap_or("")) {
+        page_kind = Some(c.page_kind);
+        let code = match c.page_kind {
+            PageKind::BotWall => ErrorCode::BotWallDetected,
+            PageKind::SecurityChallenge => ErrorCode::SecurityChallengeDetected,
+        };
+        warnings.push(Warning::general(
+            code,
+            format!("{}: {}", c.vendor, c.marker),
+        ));
+        next_action = Some(takeover_hint::human_takeover(
+            req.url.as_str(),
+            &format!("challenge_markers: {} ({})", c.vendor, c.marker),
+        ));
+    }
+    FetchOutcome {
+        request_id: request_id.to_string(),
+        url: req.url.to_string(),
+        final_url,
+        status,
+        content_type,
+        render_used: "browser",
+        out_dir: out.path().to_path_buf(),
+        files,
+        body_bytes,
+        body_truncated,
+        redirects,
+        page_kind,
+        next_action,
+        warnings,
+        trace: Trace::new(request_id),
+    }
+}

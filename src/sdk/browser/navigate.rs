@@ -1,0 +1,273 @@
+//! Navigation: request setup (headers, user agent, cookies), GET or body-carrying methods
+//! through `Fetch.continueRequest`, and `errorText` → stable codes.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use crate::error::{AfError, ErrorCode};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody};
+
+/// Install the request's headers, user agent and cookies on the session.
+pub async fn prepare(
+    conn: &CdpConnection,
+    session: &str,
+    req: &FetchRequest,
+    t: Duration,
+) -> Result<(), AfError> {
+    let s = Some(session);
+    if !req.headers.is_empty() {
+        let mut headers = Map::new();
+        for h in &req.headers {
+            headers.insert(h.name.clone(), json!(h.value));
+        }
+        conn.send(
+            s,
+            "Network.setExtraHTTPHeaders",
+            json!({ "headers": headers }),
+            t,
+        )
+        .await?;
+    }
+    if let Some(ua) = &req.user_agent {
+        conn.send(
+            s,
+            "Network.setUserAgentOverride",
+            json!({ "userAgent": ua }),
+            t,
+        )
+        .await?;
+    }
+    if !req.cookies.is_empty() {
+        let cookies: Vec<Value> = req.cookies.iter().map(|c| cookie_param(c, req)).collect();
+        conn.send(s, "Network.setCookies", json!({ "cookies": cookies }), t)
+            .await?;
+    }
+    Ok(())
+}
+
+/// One `Network.CookieParam`: host-only cookies are set by URL so they stay host-only.
+pub fn cookie_param(c: &crate::sdk::cookies::Cookie, req: &FetchRequest) -> Value {
+    let mut p = json!({
+        "name": c.name,
+        "value": c.value,
+        "path": c.path,
+        "secure": c.secure,
+        "httpOnly": c.http_only,
+    });
+    if c.host_only {
+        let scheme = if c.secure { "https" } else { req.url.scheme() };
+        let port = req
+            .url
+            .port()
+            .filter(|_| req.url.host_str() == Some(c.domain.as_str()))
+            .map(|p| format!(":{p}"))
+            .unwrap_or_default();
+        p["url"] = json!(format!("{scheme}://{}{port}{}", c.domain, c.path));
+    } else {
+        p["domain"] = json!(format!(".{}", c.domain));
+    }
+    if let Some(ss) = c.same_site {
+        p["sameSite"] = json!(ss.as_str());
+    }
+    if let Some(at) = c.expires_at_unix {
+        p["expires"] = json!(at);
+    }
+    p
+}
+
+/// The body bytes and the content type to send with them.
+pub fn encode_body(req: &FetchRequest) -> Result<Option<(Vec<u8>, String)>, AfError> {
+    let explicit = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+        .map(|h| h.value.clone());
+    let Some(body) = &req.body else {
+        return Ok(None);
+    };
+    let (bytes, ct) = match body {
+        RequestBody::Bytes(b) => (b.clone(), "application/x-www-form-urlencoded".to_string()),
+        RequestBody::Form(fields) if !body.is_multipart() => {
+            let mut ser = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in fields {
+                if let FormValue::Text(t) = v {
+                    ser.append_pair(k, t);
+                }
+            }
+            (
+                ser.finish().into_bytes(),
+                "application/x-www-form-urlencoded".to_string(),
+            )
+        }
+        RequestBody::Form(fields) => multipart(fields)?,
+    };
+    Ok(Some((bytes, explicit.unwrap_or(ct))))
+}
+
+fn multipart(fields: &[(String, FormValue)]) -> Result<(Vec<u8>, String), AfError> {
+    let boundary = format!("afhttp-{}", uuid::Uuid::new_v4().simple());
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        let name = name.replace('"', "%22");
+        match value {
+            FormValue::Text(t) => {
+                out.extend_from_slice(
+                    format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+                );
+                out.extend_from_slice(t.as_bytes());
+            }
+            FormValue::File(path) => {
+                let bytes = std::fs::read(path).map_err(|e| AfError::io(path.display(), &e))?;
+                let file = path
+                    .file_name()
+                    .map(|f| f.to_string_lossy().replace('"', "%22"))
+                    .unwrap_or_default();
+                out.extend_from_slice(
+                    format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{file}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes(),
+                );
+                out.extend_from_slice(&bytes);
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Ok((out, format!("multipart/form-data; boundary={boundary}")))
+}
+
+/// Navigate the tab to the request URL; a body-carrying request goes through `Fetch`.
+pub async fn navigate(
+    conn: &CdpConnection,
+    session: &str,
+    req: &FetchRequest,
+    paused: &mut mpsc::UnboundedReceiver<Value>,
+    t: Duration,
+) -> Result<(), AfError> {
+    let s = Some(session);
+    let body = encode_body(req)?;
+    let intercept = req.method != "GET" || body.is_some();
+    if intercept {
+        conn.send(
+            s,
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
+            t,
+        )
+        .await?;
+    }
+    let nav = conn.send(s, "Page.navigate", json!({"url": req.url.as_str()}), t);
+    let rewrite = async {
+        if !intercept {
+            return Ok(());
+        }
+        let Some(ev) = tokio::time::timeout(t, paused.recv()).await.ok().flatten() else {
+            return Err(AfError::new(
+                ErrorCode::NavigationTimeout,
+                "the document request never started",
+            ));
+        };
+        let mut headers: Vec<Value> = Vec::new();
+        if let Some(map) = ev["request"]["headers"].as_object() {
+            for (k, v) in map {
+                if !k.eq_ignore_ascii_case("content-type") {
+                    headers.push(json!({"name": k, "value": v}));
+                }
+            }
+        }
+        let mut params = json!({"requestId": ev["requestId"], "method": req.method});
+        if let Some((bytes, ct)) = &body {
+            headers.push(json!({"name": "Content-Type", "value": ct}));
+            params["postData"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
+        }
+        params["headers"] = json!(headers);
+        let r = conn.send(s, "Fetch.continueRequest", params, t).await;
+        let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
+        r.map(|_| ())
+    };
+    // Page.navigate answers only after the paused request is continued, unless the
+    // navigation fails before the request stage; then the rewrite is abandoned.
+    let (nav, rewrite) = {
+        tokio::pin!(nav);
+        tokio::pin!(rewrite);
+        tokio::select! {
+            biased;
+            r = &mut rewrite => (nav.await, Some(r)),
+            n = &mut nav => (n, None),
+        }
+    };
+    if intercept && rewrite.is_none() {
+        let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
+    }
+    let result = nav?;
+    rewrite.unwrap_or(Ok(()))?;
+    match result["errorText"].as_str() {
+        Some(text) if !text.is_empty() => match error_code(text) {
+            Some(code) => Err(AfError::new(
+                code,
+                format!("navigation to {} failed: {text}", req.url),
+            )),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The stable code for a `Page.navigate` `errorText`; `None` when the page still loaded
+/// (an HTTP error status with an empty body).
+pub fn error_code(text: &str) -> Option<ErrorCode> {
+    let t = text.trim_start_matches("net::");
+    Some(match t {
+        "ERR_HTTP_RESPONSE_CODE_FAILURE" => return None,
+        "ERR_NAME_NOT_RESOLVED" | "ERR_NAME_RESOLUTION_FAILED" => ErrorCode::DnsResolutionFailed,
+        "ERR_TIMED_OUT" | "ERR_CONNECTION_TIMED_OUT" => ErrorCode::NavigationTimeout,
+        t if t.starts_with("ERR_CERT_") || t.starts_with("ERR_SSL_") => ErrorCode::TlsError,
+        _ => ErrorCode::TargetUnreachable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts() {
+        assert_eq!(
+            error_code("net::ERR_NAME_NOT_RESOLVED"),
+            Some(ErrorCode::DnsResolutionFailed)
+        );
+        assert_eq!(
+            error_code("net::ERR_CERT_AUTHORITY_INVALID"),
+            Some(ErrorCode::TlsError)
+        );
+        assert_eq!(
+            error_code("net::ERR_CONNECTION_REFUSED"),
+            Some(ErrorCode::TargetUnreachable)
+        );
+        assert_eq!(
+            error_code("net::ERR_TIMED_OUT"),
+            Some(ErrorCode::NavigationTimeout)
+        );
+        assert_eq!(
+            error_code("net::ERR_ABORTED"),
+            Some(ErrorCode::TargetUnreachable)
+        );
+        assert_eq!(error_code("net::ERR_HTTP_RESPONSE_CODE_FAILURE"), None);
+    }
+
+    #[test]
+    fn bodies() {
+        let mut req = FetchRequest::get(url::Url::parse("http://h:8080/p").unwrap());
+        assert!(encode_body(&req).unwrap().is_none());
+        req.body = Some(RequestBody::Form(vec![(
+            "a b".into(),
+            FormValue::Text("c&d".into()),
+        )]));
+        let (b, ct) = encode_body(&req).unwrap().unwrap();
+        assert_eq!(b, b"a+b=c%26d");
+        assert_eq!(ct, "application/x-www-form-urlencoded");
+    }
+}

@@ -1,0 +1,250 @@
+//! The tab a browser fetch drives: open or attach, the event collector, and closing.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::network_log::NetworkLog;
+use crate::error::{AfError, ErrorCode};
+use crate::sdk::cdp::{CdpConnection, CdpEvent};
+
+/// One tab, attached with a flattened session.
+#[derive(Debug, Clone)]
+pub struct Tab {
+    /// CDP target id (also the main frame id).
+    pub target_id: String,
+    /// Flattened session id.
+    pub session_id: String,
+    /// Whether this fetch created the tab (and so closes it).
+    pub created: bool,
+}
+
+/// What the event collector has seen on the tab's session.
+#[derive(Debug)]
+pub struct PageState {
+    /// When `Page.loadEventFired` arrived.
+    pub load_at: Option<Instant>,
+    /// Why the renderer died, when it did.
+    pub crashed: Option<String>,
+    /// The network log.
+    pub network: NetworkLog,
+    /// Console, exception and log entries in arrival order.
+    pub console: Vec<Value>,
+}
+
+/// Shared handle to the page state.
+pub type Shared = Arc<Mutex<PageState>>;
+
+/// Lock the state, surviving a poisoned mutex (the collector never panics).
+pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Open a new tab (`tab` None or `new`) or attach to the existing target `tab`.
+pub async fn open(
+    conn: &CdpConnection,
+    tab: Option<&str>,
+    timeout: Duration,
+) -> Result<Tab, AfError> {
+    let (target_id, created) = match tab {
+        None | Some("new") => {
+            let r = conn
+                .send(
+                    None,
+                    "Target.createTarget",
+                    json!({"url": "about:blank"}),
+                    timeout,
+                )
+                .await?;
+            let id = r["targetId"].as_str().unwrap_or_default().to_string();
+            (id, true)
+        }
+        Some(id) => (id.to_string(), false),
+    };
+    let attached = conn
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target_id, "flatten": true}),
+            timeout,
+        )
+        .await;
+    let session_id = match attached {
+        Ok(r) => r["sessionId"].as_str().unwrap_or_default().to_string(),
+        Err(e) => {
+            if created {
+                close_target(conn, &target_id, timeout).await;
+            }
+            let e = if created {
+                e
+            } else {
+                AfError::invalid(format!("--tab {target_id}: cannot attach ({})", e.message))
+            };
+            return Err(e);
+        }
+    };
+    Ok(Tab {
+        target_id,
+        session_id,
+        created,
+    })
+}
+
+/// Close `target_id` and wait (up to `timeout`) until the browser no longer lists it:
+/// `Target.closeTarget` answers before the target is gone.
+async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration) {
+    let started = Instant::now();
+    let closed = conn
+        .send(
+            None,
+            "Target.closeTarget",
+            json!({"targetId": target_id}),
+            timeout,
+        )
+        .await;
+    if closed.is_err() {
+        return;
+    }
+    while started.elapsed() < timeout {
+        let listed = conn
+            .send(None, "Target.getTargets", json!({}), timeout)
+            .await
+            .map(|r| {
+                r["targetInfos"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|t| t["targetId"] == target_id))
+            })
+            .unwrap_or(false);
+        if !listed {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Close a tab this fetch created, or detach from one it attached to.
+pub async fn close(conn: &CdpConnection, tab: &Tab) {
+    let t = Duration::from_secs(5);
+    if tab.created {
+        close_target(conn, &tab.target_id, t).await;
+    } else {
+        let _ = conn
+            .send(
+                None,
+                "Target.detachFromTarget",
+                json!({"sessionId": tab.session_id}),
+                t,
+            )
+            .await;
+    }
+}
+
+/// Start the collector: it folds every session event into the state and forwards
+/// `Fetch.requestPaused` events to `paused`.
+pub fn collect(
+    mut events: mpsc::UnboundedReceiver<CdpEvent>,
+    state: Shared,
+    paused: mpsc::UnboundedSender<Value>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(ev) = events.recv().await {
+            if ev.method == "Fetch.requestPaused" {
+                let _ = paused.send(ev.params);
+                continue;
+            }
+            let mut st = lock(&state);
+            on_event(&mut st, &ev.method, &ev.params);
+        }
+    })
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+/// Fold one event into the state.
+pub fn on_event(st: &mut PageState, method: &str, p: &Value) {
+    match method {
+        "Page.loadEventFired" if st.load_at.is_none() => st.load_at = Some(Instant::now()),
+        "Inspector.targetCrashed" => st.crashed = Some("the renderer crashed".into()),
+        "Inspector.detached" => {
+            let reason = p["reason"].as_str().unwrap_or("detached");
+            if reason.contains("crash") {
+                st.crashed = Some(reason.to_string());
+            }
+        }
+        "Runtime.consoleAPICalled" => {
+            let text: Vec<String> = p["args"]
+                .as_array()
+                .map(|args| args.iter().map(remote_object_text).collect())
+                .unwrap_or_default();
+            let frame = &p["stackTrace"]["callFrames"][0];
+            st.console.push(json!({
+                "source": "console",
+                "level": p["type"],
+                "text": text.join(" "),
+                "url": frame["url"],
+                "line": frame["lineNumber"],
+                "column": frame["columnNumber"],
+                "timestamp_ms": p["timestamp"],
+                "received_unix_ms": now_ms(),
+            }));
+        }
+        "Runtime.exceptionThrown" => {
+            let d = &p["exceptionDetails"];
+            let message = d["exception"]["description"]
+                .as_str()
+                .or_else(|| d["text"].as_str())
+                .unwrap_or("exception");
+            st.console.push(json!({
+                "source": "exception",
+                "level": "error",
+                "text": message,
+                "url": d["url"],
+                "line": d["lineNumber"],
+                "column": d["columnNumber"],
+                "stack": d["stackTrace"]["callFrames"],
+                "timestamp_ms": p["timestamp"],
+                "received_unix_ms": now_ms(),
+            }));
+        }
+        "Log.entryAdded" => {
+            let e = &p["entry"];
+            st.console.push(json!({
+                "source": format!("log:{}", e["source"].as_str().unwrap_or("other")),
+                "level": e["level"],
+                "text": e["text"],
+                "url": e["url"],
+                "line": e["lineNumber"],
+                "timestamp_ms": e["timestamp"],
+                "received_unix_ms": now_ms(),
+            }));
+        }
+        m if m.starts_with("Network.") => st.network.on_event(m, p),
+        _ => {}
+    }
+}
+
+/// The text of a console argument.
+fn remote_object_text(o: &Value) -> String {
+    match &o["value"] {
+        Value::String(s) => s.clone(),
+        Value::Null => o["description"]
+            .as_str()
+            .or_else(|| o["type"].as_str())
+            .unwrap_or("")
+            .to_string(),
+        v => v.to_string(),
+    }
+}
+
+/// The stable error for a crashed renderer.
+pub fn crashed_error(why: &str) -> AfError {
+    AfError::new(ErrorCode::TabCrashed, format!("the tab crashed: {why}"))
+        .with_hint("retry the fetch; a crash is often transient")
+}
