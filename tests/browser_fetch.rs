@@ -526,3 +526,21 @@ fn post_to_an_unresolvable_host_fails_fast() {
         started.elapsed()
     );
 }
+
+#[test]
+fn xhr_in_flight_at_capture_is_a_warning() {
+    let srv = FixtureServer::start();
+    let mut r = req(&srv.url("/browser/pending"));
+    r.want = Some(vec![Artifact::Text, Artifact::Network]);
+    r.browser.wait = Wait::Load;
+    let run = fetch_with(r, None);
+    let o = run.ok();
+    let w = o
+        .warnings
+        .iter()
+        .find(|w| w.code == ErrorCode::PendingXhrAtCapture)
+        .unwrap_or_else(|| panic!("{:?} {}", o.warnings, run.read(Artifact::Network)));
+    assert!(w.message.contains("/slow?ms=8000"), "{}", w.message);
+    let net = run.json(Artifact::Network);
+    assert_eq!(net["summary"]["pending_at_capture"], 1);
+}

@@ -81,7 +81,12 @@ pub fn router() -> Router {
             "/browser/composed",
             get(|| async { html(BROWSER_COMPOSED) }),
         )
+        .route("/browser/pending", get(|| async { html(BROWSER_PENDING) }))
 }
+
+/// `/browser/pending`: starts a fetch of `/slow?ms=8000` that is still running at load.
+const BROWSER_PENDING: &str = "<!doctype html><title>Pending</title><p>waiting page</p>\
+<script>fetch('/slow?ms=8000');</script>";
 
 /// `/browser/composed`: a table, an open shadow root, a same-origin iframe, a form, links.
 const BROWSER_COMPOSED: &str = "<!doctype html><title>Composed</title>\

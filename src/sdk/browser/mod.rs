@@ -132,11 +132,10 @@ async fn drive(
     navigate::prepare(conn, s, req, t).await?;
 
     let nav_start = Instant::now();
-    let navigated = navigate::navigate(conn, s, req, paused, remaining(deadline)).await;
-    if let Some(why) = lock(state).crashed.clone() {
-        return Err(session::crashed_error(&why));
+    tokio::select! {
+        r = navigate::navigate(conn, s, req, paused, remaining(deadline)) => r?,
+        why = session::crashed(state) => return Err(session::crashed_error(&why)),
     }
-    navigated?;
     trace.timing("navigate", ms_since(nav_start));
 
     let wait_started = Instant::now();
@@ -174,8 +173,21 @@ async fn drive(
         .clone()
         .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
     let call_t = remaining(deadline).min(Duration::from_secs(30));
-    let captured =
-        capture::capture_all(conn, s, state, req, out, request_id, &want, call_t).await?;
+    let pending = lock(state).network.pending_xhr();
+    if !pending.is_empty() {
+        warnings.push(Warning::general(
+            ErrorCode::PendingXhrAtCapture,
+            format!(
+                "{} XHR/fetch request(s) still in flight at capture: {}",
+                pending.len(),
+                pending.join(", ")
+            ),
+        ));
+    }
+    let captured = tokio::select! {
+        r = capture::capture_all(conn, s, state, req, out, request_id, &want, call_t) => r?,
+        why = session::crashed(state) => return Err(session::crashed_error(&why)),
+    };
     trace.timing("capture", ms_since(capture_started));
     if let Some(why) = lock(state).crashed.clone() {
         return Err(session::crashed_error(&why));

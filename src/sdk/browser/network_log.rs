@@ -159,6 +159,17 @@ impl NetworkLog {
         self.inflight.len()
     }
 
+    /// URLs of XHR/Fetch requests still in flight.
+    pub fn pending_xhr(&self) -> Vec<String> {
+        self.inflight
+            .iter()
+            .filter_map(|id| self.index.get(id))
+            .map(|&i| &self.entries[i])
+            .filter(|e| e.resource_type == "XHR" || e.resource_type == "Fetch")
+            .map(|e| redact::url(&e.url))
+            .collect()
+    }
+
     /// Milliseconds since the last request started, responded or ended.
     pub fn quiet_ms(&self) -> u64 {
         self.last_activity.elapsed().as_millis() as u64

@@ -243,6 +243,16 @@ fn remote_object_text(o: &Value) -> String {
     }
 }
 
+/// Resolves with the crash reason once the renderer has crashed (polled every 50 ms).
+pub async fn crashed(state: &Shared) -> String {
+    loop {
+        if let Some(why) = lock(state).crashed.clone() {
+            return why;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The stable error for a crashed renderer.
 pub fn crashed_error(why: &str) -> AfError {
     AfError::new(ErrorCode::TabCrashed, format!("the tab crashed: {why}"))
