@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# Real Chromium for the browser-host tests (Debian's package; nothing is downloaded elsewhere).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq

@@ -16,6 +16,28 @@ pub const BROWSER_BIN: &str = "AFHTTP_BROWSER_BIN";
 pub const NO_SANDBOX: &str = "AFHTTP_NO_SANDBOX";
 /// Log level for structured stderr logs: `error`, `warn`, `info`, `debug`.
 pub const LOG: &str = "AFHTTP_LOG";
+/// `afhttp host --listen`.
+pub const LISTEN: &str = "AFHTTP_LISTEN";
+/// `afhttp host --profile`.
+pub const PROFILE: &str = "AFHTTP_PROFILE";
+/// `afhttp host --display`.
+pub const DISPLAY_MODE: &str = "AFHTTP_DISPLAY";
+/// `afhttp host --browser`.
+pub const BROWSER: &str = "AFHTTP_BROWSER";
+/// `afhttp host --no-health` (a true value).
+pub const NO_HEALTH: &str = "AFHTTP_NO_HEALTH";
+/// `afhttp host --health-public`.
+pub const HEALTH_PUBLIC: &str = "AFHTTP_HEALTH_PUBLIC";
+/// `afhttp host --proxy-url` (explicit; ambient proxies are never used).
+pub const PROXY_URL: &str = "AFHTTP_PROXY_URL";
+/// `afhttp host --engine-env`, comma-separated `K=V` pairs.
+pub const ENGINE_ENV: &str = "AFHTTP_ENGINE_ENV";
+/// `afhttp host --browser-arg`, space-separated flags.
+pub const BROWSER_ARG: &str = "AFHTTP_BROWSER_ARG";
+/// `afhttp host --recent-requests-cap`.
+pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
+/// `afhttp host --allowed-host`, comma-separated host names accepted without a bearer header.
+pub const ALLOWED_HOST: &str = "AFHTTP_ALLOWED_HOST";
 /// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// Home directory, used for `~/.local/share` and agent skill directories.

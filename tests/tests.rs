@@ -15,6 +15,7 @@ mod fetch_http;
 mod fetch_transport;
 mod fixture_server;
 mod host_browser;
+mod host_cli;
 mod host_listener;
 mod profile;
 mod skill;

@@ -31,6 +31,12 @@ pub struct FetchArgs {
     /// Bearer token for the host.
     #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
     pub token_secret: Option<String>,
+    /// File holding the bearer token.
+    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
+    pub token_secret_file: Option<PathBuf>,
+    /// Browser executable for an inline host (no --endpoint-url).
+    #[arg(long, value_name = "PATH", env = env::BROWSER_BIN)]
+    pub browser_bin: Option<PathBuf>,
     /// none: HTTP only; auto: HTTP first, browser on a mechanical reason; always: browser.
     #[arg(long, value_name = "none|auto|always", default_value = "auto")]
     pub render: String,
@@ -270,6 +276,11 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
         max_response_bytes: args.max_response_bytes,
         no_network_redact: args.no_network_redact,
         endpoint,
+        token: super::driver::resolve_token(
+            args.token_secret.as_deref(),
+            args.token_secret_file.as_deref(),
+        )?,
+        browser_bin: args.browser_bin,
         browser: BrowserOptions {
             wait,
             tab,

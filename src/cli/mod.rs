@@ -6,6 +6,8 @@ pub mod driver;
 pub mod fetch;
 pub mod health;
 pub mod help_doc;
+pub mod host;
+pub mod host_args;
 pub mod output;
 pub mod profile;
 pub mod skill;
@@ -31,6 +33,8 @@ pub struct Cli {
 /// Every registered command.
 #[derive(Debug, Subcommand)]
 pub enum Commands {
+    /// Run a foreground browser host: browser, profile and the CDP/HTTP listener.
+    Host(Box<host::HostArgs>),
     /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
     Fetch(Box<fetch::FetchArgs>),
     /// Send one raw CDP method to a host's browser or one of its tabs.
@@ -63,6 +67,13 @@ pub fn run(args: Vec<OsString>) -> u8 {
         Ok(cli) => cli,
         Err(err) => return report_parse_error(err),
     };
+    if let Commands::Host(args) = cli.command {
+        let (event, code) = host::run(*args);
+        if let Some(e) = event {
+            output::emit(&e, false);
+        }
+        return code;
+    }
     let event = dispatch(cli.command);
     output::emit(&event, false);
     if event.is_error() {
@@ -75,6 +86,7 @@ pub fn run(args: Vec<OsString>) -> u8 {
 fn dispatch(command: Commands) -> Event {
     match command {
         Commands::Fetch(args) => fetch::run(*args),
+        Commands::Host(_) => Event::error(&AfError::invalid("host is dispatched separately"), None),
         Commands::Cdp(args) => cdp::run(args),
         Commands::Tabs(args) => tabs::run(args),
         Commands::Health(args) => health::run(args),

@@ -3,5 +3,9 @@
 
 pub mod browser;
 pub mod capabilities;
+pub mod inline;
 pub mod listener;
+pub mod log;
 pub mod profile_session;
+pub mod run;
+pub mod token;

@@ -3,6 +3,7 @@
 //! The pipeline is HTTP first. It decides mechanically whether a browser is needed
 //! ([`crate::sdk::render_decision`]) and writes every artifact through [`outdir`].
 
+pub mod browser_path;
 pub mod options;
 pub mod outcome;
 pub mod outdir;
@@ -116,6 +117,10 @@ pub struct FetchRequest {
     pub no_network_redact: bool,
     /// Browser host to drive.
     pub endpoint: Option<Endpoint>,
+    /// Bearer token for the host.
+    pub token: Option<String>,
+    /// Browser for an inline host (otherwise `AFHTTP_BROWSER_BIN` or PATH).
+    pub browser_bin: Option<PathBuf>,
     /// Browser-only options.
     pub browser: BrowserOptions,
 }
@@ -141,6 +146,8 @@ impl FetchRequest {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             no_network_redact: false,
             endpoint: None,
+            token: None,
+            browser_bin: None,
             browser: BrowserOptions::default(),
         }
     }

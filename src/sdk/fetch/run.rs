@@ -8,6 +8,8 @@ use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::challenge::{self, PageKind};
 use crate::sdk::content_type;
 use crate::sdk::cookies::jar;
+use crate::sdk::cookies::Cookie;
+use crate::sdk::fetch::browser_path::{self, BrowserSlot};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::takeover_hint;
@@ -48,8 +50,9 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         return Err(fail(e, &trace));
     }
     let want = req.want.clone().unwrap_or_default();
-    if let Some(reason) = render_decision::before_request(req.render, &want) {
-        return Err(escalation_unavailable(&mut trace, &reason, &req));
+    let mut escalated = render_decision::before_request(req.render, &want);
+    if let Some(reason) = &escalated {
+        record_escalation(&mut trace, reason, &req);
     }
 
     // Everything that can refuse the request is checked before the first file is written.
@@ -62,8 +65,9 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         OutDir::prepare(req.out_dir.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
     trace.timing("setup", t0.elapsed().as_secs_f64() * 1000.0);
 
+    let mut slot = BrowserSlot::default();
     let mut attempt: u32 = 0;
-    loop {
+    let result = loop {
         attempt += 1;
         out.begin_attempt();
         let started = Instant::now();
@@ -72,14 +76,37 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
             extra: req.cookies.clone(),
             ..CookieState::default()
         };
-        let run = attempt_once(
-            &client,
-            &req,
-            &mut out,
-            &mut cookies,
-            &mut trace,
-            &request_id,
-        );
+        let run = async {
+            if escalated.is_none() {
+                match attempt_once(
+                    &client,
+                    &req,
+                    &mut out,
+                    &mut cookies,
+                    &mut trace,
+                    &request_id,
+                )
+                .await?
+                {
+                    AttemptEnd::Done(outcome) => return Ok((*outcome, cookies.received.clone())),
+                    AttemptEnd::Escalate(reason) => {
+                        // The HTTP response was not enough: its files give way to the browser's.
+                        out.rollback_attempt();
+                        record_escalation(&mut trace, &reason, &req);
+                        escalated = Some(reason);
+                    }
+                }
+            }
+            browser_path::attempt(
+                &mut slot,
+                &req,
+                &loaded_jar.cookies,
+                &mut out,
+                &request_id,
+                &mut trace,
+            )
+            .await
+        };
         let result = match tokio::time::timeout(req.timeout, run).await {
             Ok(r) => r,
             Err(_) => Err(AfError::new(
@@ -93,20 +120,9 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         };
         let elapsed = started.elapsed().as_secs_f64() * 1000.0;
         match result {
-            Ok(mut outcome) => {
+            Ok((outcome, received)) => {
                 trace.attempt(attempt, elapsed, None);
-                match merge_cookies(&req, &cookies) {
-                    Ok(Some(n)) => trace.set("cookie_jar_updates", json!(n)),
-                    Ok(None) => {}
-                    Err(e) => {
-                        out.rollback_attempt();
-                        out.cleanup_if_empty();
-                        return Err(fail(e, &trace));
-                    }
-                }
-                trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
-                outcome.trace = trace;
-                return Ok(outcome);
+                break merge_cookies(&req, received).map(|n| (outcome, n));
             }
             Err(e) => {
                 trace.attempt(attempt, elapsed, Some(&e));
@@ -115,12 +131,46 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
                     tokio::time::sleep(backoff(req.backoff, attempt)).await;
                     continue;
                 }
-                out.cleanup_if_empty();
-                trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
-                return Err(fail(e, &trace));
+                break Err(e);
             }
         }
+    };
+    slot.shutdown().await;
+    trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
+    match result {
+        Ok((mut outcome, updates)) => {
+            if let Some(n) = updates {
+                trace.set("cookie_jar_updates", json!(n));
+            }
+            outcome.trace = trace;
+            Ok(outcome)
+        }
+        Err(e) => {
+            out.rollback_attempt();
+            out.cleanup_if_empty();
+            Err(fail(e, &trace))
+        }
     }
+}
+
+/// How an HTTP attempt ended: with a result, or with a reason to render in a browser.
+enum AttemptEnd {
+    Done(Box<FetchOutcome>),
+    Escalate(EscalationReason),
+}
+
+fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
+    let idempotent = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    trace.set(
+        "render",
+        json!({
+            "mode": req.render,
+            "decision": "escalate",
+            "escalation_reason": reason.to_json(),
+            "request_resent": reason.code() != "render_always" && reason.code() != "browser_only_artifact",
+            "non_idempotent_resent": !idempotent && reason.code() != "render_always" && reason.code() != "browser_only_artifact",
+        }),
+    );
 }
 
 /// Delay before retry number `attempt` (1-based): doubling, small jitter, capped.
@@ -152,41 +202,28 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
             }
         }
     }
-    if b.takeover || b.profile.is_some() || b.tab.is_some() {
+    if b.tab.is_some() && req.endpoint.is_none() {
+        return Err(AfError::invalid(
+            "--tab needs --endpoint-url: an inline browser has no existing tabs",
+        ));
+    }
+    if b.takeover {
+        return Err(AfError::new(
+            ErrorCode::TakeoverUnavailable,
+            "--takeover needs a takeover-ready host",
+        )
+        .with_hint("takeover support is not in this build yet"));
+    }
+    if b.profile.is_some() {
         return Err(AfError::new(
             ErrorCode::RenderUnavailable,
-            "--takeover, --profile and --tab need a running browser host",
+            "--profile needs runtime profile switching on the host, which this build lacks",
         )
-        .with_hint("this build has no browser host yet; fetch without those flags"));
+        .with_hint(
+            "start the host with `afhttp host --profile NAME` and fetch without --profile",
+        ));
     }
     Ok(())
-}
-
-fn escalation_unavailable(
-    trace: &mut Trace,
-    reason: &EscalationReason,
-    req: &FetchRequest,
-) -> FetchFailure {
-    trace.set(
-        "render",
-        json!({"mode": req.render, "decision": "escalate", "escalation_reason": reason.to_json()}),
-    );
-    let hint = if req.render == RenderMode::Always {
-        "this build cannot start a browser yet; use --render none or auto"
-    } else {
-        "this build cannot start a browser yet; rerun with --render none to keep the plain HTTP response"
-    };
-    FetchFailure {
-        error: AfError::new(
-            ErrorCode::RenderUnavailable,
-            format!(
-                "a browser render is needed ({}) but none is available",
-                reason.code()
-            ),
-        )
-        .with_hint(hint),
-        trace: trace.clone(),
-    }
 }
 
 async fn attempt_once(
@@ -196,7 +233,7 @@ async fn attempt_once(
     cookies: &mut CookieState,
     trace: &mut Trace,
     request_id: &str,
-) -> Result<FetchOutcome, AfError> {
+) -> Result<AttemptEnd, AfError> {
     let t0 = Instant::now();
     let ex = exchange::run(client, req, cookies, t0)
         .await
@@ -270,8 +307,7 @@ async fn attempt_once(
     let parsed = (textual && facts.is_html()).then(|| html::ParsedHtml::parse(body_text));
     let shell = parsed.as_ref().map(html::ParsedHtml::shell_facts);
     if let Some(reason) = render_decision::after_response_with(req.render, &facts, shell.as_ref()) {
-        let f = escalation_unavailable(trace, &reason, req);
-        return Err(f.error);
+        return Ok(AttemptEnd::Escalate(reason));
     }
 
     let artifacts_started = Instant::now();
@@ -320,7 +356,7 @@ async fn attempt_once(
         ));
     }
 
-    Ok(FetchOutcome {
+    Ok(AttemptEnd::Done(Box::new(FetchOutcome {
         request_id: request_id.to_string(),
         url: req.url.to_string(),
         final_url: final_url.to_string(),
@@ -336,7 +372,7 @@ async fn attempt_once(
         next_action,
         warnings,
         trace: Trace::new(request_id),
-    })
+    })))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -412,12 +448,11 @@ fn write_projections(
 }
 
 /// Store the cookies received into the jar file under its lock; returns how many.
-fn merge_cookies(req: &FetchRequest, cookies: &CookieState) -> Result<Option<usize>, AfError> {
+fn merge_cookies(req: &FetchRequest, received: Vec<Cookie>) -> Result<Option<usize>, AfError> {
     let Some(path) = &req.cookie_jar else {
         return Ok(None);
     };
     let now = exchange::now_unix();
-    let received = cookies.received.clone();
     let count = received.len();
     jar::update_jar_file(path, move |j| {
         for c in received {

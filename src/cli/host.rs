@@ -1,0 +1,125 @@
+//! `afhttp host`: a foreground browser host. Prints one `host_ready` result when it serves
+//! (or one error if it cannot start), then runs until SIGINT/SIGTERM and exits 0.
+
+use std::time::Duration;
+
+use crate::envelope::Event;
+use crate::error::AfError;
+use crate::host::listener::{ListenAddr, TokenSecret};
+use crate::host::run::{self, HostOptions};
+use crate::profile::Backend;
+
+pub use super::host_args::HostArgs;
+
+/// Turn flags into validated options.
+pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
+    let listen = ListenAddr::parse(&args.listen)?;
+    let headless = match args.display.as_str() {
+        "headless" => true,
+        "headful" => false,
+        other => {
+            return Err(AfError::invalid(format!(
+                "--display must be headless or headful, not {other:?}"
+            )))
+        }
+    };
+    if args.takeover_provider != "off" {
+        return Err(AfError::new(
+            crate::error::ErrorCode::TakeoverUnavailable,
+            format!(
+                "--takeover-provider {} is not available in this build yet",
+                args.takeover_provider
+            ),
+        )
+        .with_hint("use --takeover-provider off"));
+    }
+    if args.takeover_quality_percent > 100 {
+        return Err(AfError::invalid("--takeover-quality-percent is 0 to 100"));
+    }
+    let backend = match args.browser.as_str() {
+        "auto" => None,
+        other => Some(Backend::parse(other)?),
+    };
+    let health_public_minimal = match args.health_public.as_str() {
+        "off" => false,
+        "minimal" => true,
+        other => {
+            return Err(AfError::invalid(format!(
+                "--health-public must be off or minimal, not {other:?}"
+            )))
+        }
+    };
+    let token = match (args.token_secret, &args.token_secret_file) {
+        (Some(t), _) => Some(TokenSecret::new(t)?),
+        (None, Some(path)) => Some(TokenSecret::new(crate::host::token::load_or_create(path)?)?),
+        (None, None) => None,
+    };
+    if let Some(p) = &args.proxy_url {
+        crate::sdk::fetch::options::parse_proxy_url(p)?;
+    }
+    let engine_env = args
+        .engine_env
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| AfError::invalid(format!("--engine-env {kv:?} needs K=V")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut opts = HostOptions::local(listen);
+    opts.profile = args.profile;
+    opts.headless = headless;
+    opts.backend = backend;
+    opts.browser_bin = args.browser_bin;
+    opts.token = token;
+    opts.health = !args.no_health;
+    opts.health_public_minimal = health_public_minimal;
+    opts.proxy_url = args.proxy_url;
+    opts.engine_env = engine_env;
+    opts.browser_args = args
+        .browser_arg
+        .into_iter()
+        .filter(|a| !a.is_empty())
+        .collect();
+    opts.allowed_hosts = args.allowed_host;
+    opts.startup_timeout = Duration::from_secs(30);
+    Ok(opts)
+}
+
+/// Run `afhttp host`. Returns the event still to print (none once `host_ready` was printed)
+/// and the exit code.
+pub fn run(args: HostArgs) -> (Option<Event>, u8) {
+    let fail = |e: &AfError| (Some(Event::error(e, None)), super::output::EXIT_ERROR);
+    let opts = match resolve(args) {
+        Ok(o) => o,
+        Err(e) => return fail(&e),
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&AfError::io("start the async runtime", &e)),
+    };
+    let mut printed = false;
+    let result = rt.block_on(run::run_foreground(opts, |ready| {
+        super::output::emit(&Event::result("host_ready", ready.clone(), None), false);
+        printed = true;
+    }));
+    rt.shutdown_timeout(Duration::from_secs(2));
+    match (result, printed) {
+        (Ok(()), _) => (None, super::output::EXIT_OK),
+        (Err(e), false) => fail(&e),
+        (Err(e), true) => {
+            // One event per command: after host_ready, a later failure goes to the log only.
+            crate::host::log::log(
+                crate::host::log::Level::Error,
+                "host failed",
+                serde_json::json!({"code": e.code.as_str(), "error": e.message}),
+            );
+            (None, super::output::EXIT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `afhttp host` flags; every one has an `AFHTTP_*` twin so images and compose files need
+//! no shell script.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::env;
+
+/// Arguments of `afhttp host`.
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// Where to listen: tcp:HOST:PORT or unix:/path.
+    #[arg(long, value_name = "tcp:HOST:PORT|unix:/path", env = env::LISTEN, default_value = "tcp:127.0.0.1:9222")]
+    pub listen: String,
+    /// Persistent profile name, or `-` for an ephemeral profile removed on exit.
+    #[arg(long, value_name = "NAME|-", env = env::PROFILE)]
+    pub profile: Option<String>,
+    /// headless or headful.
+    #[arg(long, value_name = "headless|headful", env = env::DISPLAY_MODE, default_value = "headless")]
+    pub display: String,
+    /// Takeover display provider (`off` until takeover support lands).
+    #[arg(long, value_name = "off", default_value = "off")]
+    pub takeover_provider: String,
+    /// Takeover stream quality, 0-100.
+    #[arg(long, value_name = "0-100", default_value_t = 80)]
+    pub takeover_quality_percent: u8,
+    /// Browser backend.
+    #[arg(long, value_name = "NAME", env = env::BROWSER, default_value = "auto")]
+    pub browser: String,
+    /// Browser executable (otherwise searched on PATH).
+    #[arg(long, value_name = "PATH", env = env::BROWSER_BIN)]
+    pub browser_bin: Option<PathBuf>,
+    /// Bearer token required from clients.
+    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
+    pub token_secret: Option<String>,
+    /// File holding the token; created with a random token (mode 0600) if missing.
+    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
+    pub token_secret_file: Option<PathBuf>,
+    /// Do not serve /health.
+    #[arg(long, env = env::NO_HEALTH, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_health: bool,
+    /// off: /health needs the token; minimal: unauthenticated callers get only the status.
+    #[arg(long, value_name = "off|minimal", env = env::HEALTH_PUBLIC, default_value = "off")]
+    pub health_public: String,
+    /// Proxy for the browser's traffic (ambient HTTP_PROXY is never used).
+    #[arg(long, value_name = "URL", env = env::PROXY_URL)]
+    pub proxy_url: Option<String>,
+    /// Extra environment for the browser process, K=V. Repeatable.
+    #[arg(long, value_name = "K=V", env = env::ENGINE_ENV, value_delimiter = ',')]
+    pub engine_env: Vec<String>,
+    /// Extra browser flag. Repeatable.
+    #[arg(long, value_name = "FLAG", env = env::BROWSER_ARG, value_delimiter = ' ', allow_hyphen_values = true)]
+    pub browser_arg: Vec<String>,
+    /// Keep the last N request records for GET /recent-requests (0 = off).
+    #[arg(long, value_name = "N", env = env::RECENT_REQUESTS_CAP, default_value_t = 0)]
+    pub recent_requests_cap: u32,
+    /// Host names accepted without a bearer header (besides IPs and localhost). Repeatable.
+    #[arg(long, value_name = "HOST", env = env::ALLOWED_HOST, value_delimiter = ',')]
+    pub allowed_host: Vec<String>,
+}

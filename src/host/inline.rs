@@ -1,0 +1,51 @@
+//! A private, ephemeral host inside the current process: a unix socket in a private temp
+//! directory, no token (only this process can reach it), stopped when dropped.
+
+use crate::error::AfError;
+use crate::host::listener::ListenAddr;
+use crate::host::run::{self, HostOptions, RunningHost};
+use crate::sdk::endpoint::Endpoint;
+
+/// An inline host; dropping it stops the browser and removes its profile.
+pub struct InlineHost {
+    running: Option<RunningHost>,
+    /// Where it listens.
+    pub endpoint: Endpoint,
+    // Declared last: the socket directory outlives the host that listens in it.
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for InlineHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InlineHost")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InlineHost {
+    /// Start one with the browser from `browser_bin` (or `AFHTTP_BROWSER_BIN`, or PATH).
+    pub async fn start(browser_bin: Option<std::path::PathBuf>) -> Result<InlineHost, AfError> {
+        let dir = tempfile::Builder::new()
+            .prefix("afhttp-inline-")
+            .tempdir()
+            .map_err(|e| AfError::io("create the inline host directory", &e))?;
+        let socket = dir.path().join("host.sock");
+        let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
+        opts.browser_bin =
+            browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
+        let running = run::start(opts).await?;
+        Ok(InlineHost {
+            running: Some(running),
+            endpoint: Endpoint::Unix(socket),
+            _dir: dir,
+        })
+    }
+
+    /// Stop it in order and wait.
+    pub async fn stop(mut self) {
+        if let Some(r) = self.running.take() {
+            let _ = r.stop().await;
+        }
+    }
+}

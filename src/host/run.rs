@@ -1,0 +1,323 @@
+//! `afhttp host` at run time: open the profile, launch the browser, serve the listener,
+//! relaunch a browser that dies, and shut everything down in order on SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::error::{AfError, ErrorCode};
+use crate::host::browser::{self, LaunchOptions, RunningBrowser};
+use crate::host::capabilities;
+use crate::host::listener::{
+    self, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState, TokenSecret, Upstream,
+};
+use crate::host::log::{log, Level};
+use crate::host::profile_session::ActiveProfile;
+use crate::profile::Backend;
+
+/// How long the browser gets to exit before SIGKILL.
+const BROWSER_GRACE: Duration = Duration::from_secs(3);
+/// Relaunches allowed before the host gives up on a crashing browser.
+const MAX_RELAUNCHES: u32 = 5;
+
+/// Everything `afhttp host` needs, validated.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// Listen address.
+    pub listen: ListenAddr,
+    /// `--profile` (`None`/`-` = ephemeral).
+    pub profile: Option<String>,
+    /// Headless (true) or headful.
+    pub headless: bool,
+    /// Backend (`None` = auto).
+    pub backend: Option<Backend>,
+    /// `--browser-bin`.
+    pub browser_bin: Option<PathBuf>,
+    /// Bearer token.
+    pub token: Option<TokenSecret>,
+    /// Serve `/health`.
+    pub health: bool,
+    /// Unauthenticated minimal `/health`.
+    pub health_public_minimal: bool,
+    /// Browser proxy.
+    pub proxy_url: Option<String>,
+    /// `--engine-env`.
+    pub engine_env: Vec<(String, String)>,
+    /// `--browser-arg`.
+    pub browser_args: Vec<String>,
+    /// `--allowed-host`.
+    pub allowed_hosts: Vec<String>,
+    /// Chromium sandbox off (`AFHTTP_NO_SANDBOX`).
+    pub no_sandbox: bool,
+    /// Browser start bound.
+    pub startup_timeout: Duration,
+}
+
+impl HostOptions {
+    /// Defaults for an ephemeral, tokenless loopback host (tests, inline fetch).
+    pub fn local(listen: ListenAddr) -> HostOptions {
+        HostOptions {
+            listen,
+            profile: None,
+            headless: true,
+            backend: None,
+            browser_bin: None,
+            token: None,
+            health: true,
+            health_public_minimal: false,
+            proxy_url: None,
+            engine_env: Vec::new(),
+            browser_args: Vec::new(),
+            allowed_hosts: Vec::new(),
+            no_sandbox: crate::env::var(crate::env::NO_SANDBOX)
+                .is_some_and(|v| crate::env::is_truthy(&v)),
+            startup_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The live state the listener reads.
+struct LiveView {
+    backend: Backend,
+    upstream: RwLock<Option<Upstream>>,
+    status: RwLock<HostStatus>,
+    product: RwLock<Option<String>>,
+    profile: Value,
+    restarts: RwLock<u32>,
+}
+
+impl HostView for LiveView {
+    fn upstream(&self) -> Option<Upstream> {
+        self.upstream.read().ok().and_then(|u| u.clone())
+    }
+
+    fn status(&self) -> HostStatus {
+        self.status
+            .read()
+            .map(|s| *s)
+            .unwrap_or(HostStatus::Degraded)
+    }
+
+    fn health_details(&self) -> Value {
+        let product = self.product.read().ok().and_then(|p| p.clone());
+        json!({
+            "backend": {
+                "family": self.backend.family(),
+                "name": self.backend.as_str(),
+                "version": product,
+                "connected": self.upstream().is_some(),
+            },
+            "profile": self.profile,
+            "restarts": {"browser": self.restarts.read().map(|r| *r).unwrap_or(0)},
+        })
+    }
+
+    fn capabilities(&self) -> Value {
+        let product = self.product.read().ok().and_then(|p| p.clone());
+        capabilities::document(self.backend, product.as_deref(), None)
+    }
+}
+
+impl LiveView {
+    fn set(&self, b: Option<&RunningBrowser>, status: HostStatus) {
+        if let Ok(mut u) = self.upstream.write() {
+            *u = b.map(|b| Upstream {
+                browser_ws_url: b.ws_url.clone(),
+                http_base: b.http_base.clone(),
+            });
+        }
+        if let (Some(b), Ok(mut p)) = (b, self.product.write()) {
+            *p = b.product.clone();
+        }
+        if let Ok(mut s) = self.status.write() {
+            *s = status;
+        }
+    }
+}
+
+/// A running host, until [`RunningHost::stop`].
+pub struct RunningHost {
+    /// What the listener bound (`tcp:IP:PORT` or `unix:/path`).
+    pub local: String,
+    /// The ready document printed as `host_ready`.
+    pub ready: Value,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), AfError>>,
+}
+
+impl RunningHost {
+    /// Stop in order (listener, browser, profile) and wait for it.
+    pub async fn stop(self) -> Result<(), AfError> {
+        let _ = self.stop.send(());
+        self.task
+            .await
+            .map_err(|e| AfError::new(ErrorCode::IoError, format!("host task failed: {e}")))?
+    }
+}
+
+/// Start a host: profile, browser, listener. Returns once it serves.
+pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
+    // Refuse a bad listener before any browser or profile is touched.
+    let mut config = ListenerConfig::new(opts.listen.clone());
+    config.token = opts.token.clone();
+    config.health = opts.health;
+    config.health_public_minimal = opts.health_public_minimal;
+    config.allowed_hosts = opts.allowed_hosts.clone();
+    config.validate()?;
+    let path_env = std::env::var_os("PATH");
+    let (backend, binary) = match (opts.backend, &opts.browser_bin) {
+        (Some(b), explicit) => (
+            b,
+            browser::resolve_binary(b, explicit.as_deref(), path_env.as_deref())?,
+        ),
+        (None, Some(explicit)) => (
+            Backend::Chromium,
+            browser::resolve_binary(Backend::Chromium, Some(explicit), path_env.as_deref())?,
+        ),
+        (None, None) => browser::resolve_auto(path_env.as_deref()).ok_or_else(|| {
+            AfError::new(
+                ErrorCode::BrowserLaunchFailed,
+                "no Chromium-family browser found on PATH",
+            )
+            .with_hint("install chromium, or pass --browser-bin")
+        })?,
+    };
+    let profile = ActiveProfile::open(opts.profile.as_deref(), backend)?;
+    let launch_opts = LaunchOptions {
+        backend,
+        binary,
+        user_data_dir: profile.path().to_path_buf(),
+        headless: opts.headless,
+        no_sandbox: opts.no_sandbox,
+        proxy_url: opts.proxy_url.clone(),
+        extra_args: opts.browser_args.clone(),
+        engine_env: opts.engine_env.clone(),
+        display: None,
+        downloads_dir: Some(profile.downloads_dir()),
+        window_size: (1280, 720),
+        startup_timeout: opts.startup_timeout,
+        fingerprint_seed: None,
+    };
+    let started = Instant::now();
+    let first = browser::launch(&launch_opts).await?;
+    log(
+        Level::Info,
+        "browser started",
+        json!({"backend": backend.as_str(), "pid": first.pid, "ms": started.elapsed().as_millis() as u64}),
+    );
+    let view = Arc::new(LiveView {
+        backend,
+        upstream: RwLock::new(None),
+        status: RwLock::new(HostStatus::Starting),
+        product: RwLock::new(None),
+        profile: profile.describe(),
+        restarts: RwLock::new(0),
+    });
+    view.set(Some(&first), HostStatus::Ok);
+    let state = Arc::new(ListenerState::new(view.clone(), config)?);
+    let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let bound = listener::serve(state, async {
+        let _ = listener_stop_rx.await;
+    })
+    .await?;
+    let ready = json!({
+        "listen": bound.local,
+        "endpoint_url": endpoint_url(&bound.local),
+        "backend": {"name": backend.as_str(), "family": backend.family(), "version": first.product},
+        "browser_pid": first.pid,
+        "profile": profile.describe(),
+        "profile_path": profile.path(),
+        "token_required": opts.token.is_some(),
+        "takeover": {"provider": "off"},
+        "version": crate::VERSION,
+    });
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let local = bound.local.clone();
+    let task = tokio::spawn(supervise(
+        first,
+        launch_opts,
+        view,
+        profile,
+        bound,
+        listener_stop_tx,
+        stop_rx,
+    ));
+    Ok(RunningHost {
+        local,
+        ready,
+        stop: stop_tx,
+        task,
+    })
+}
+
+/// The driver-facing URL for a bound listener.
+pub fn endpoint_url(local: &str) -> String {
+    match local.strip_prefix("tcp:") {
+        Some(addr) => format!("ws://{addr}"),
+        None => local.to_string(),
+    }
+}
+
+async fn supervise(
+    mut current: RunningBrowser,
+    launch_opts: LaunchOptions,
+    view: Arc<LiveView>,
+    profile: ActiveProfile,
+    bound: listener::BoundListener,
+    listener_stop: tokio::sync::oneshot::Sender<()>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) -> Result<(), AfError> {
+    let mut relaunches = 0u32;
+    let outcome = loop {
+        tokio::select! {
+            _ = &mut stop => break Ok(()),
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                if !current.has_exited() {
+                    continue;
+                }
+                log(Level::Warn, "browser exited; relaunching", json!({"pid": current.pid, "stderr_tail": current.stderr_tail()}));
+                view.set(None, HostStatus::Starting);
+                if relaunches >= MAX_RELAUNCHES {
+                    view.set(None, HostStatus::Degraded);
+                    break Err(AfError::new(ErrorCode::BrowserLaunchFailed, "the browser keeps exiting; giving up"));
+                }
+                relaunches += 1;
+                if let Ok(mut r) = view.restarts.write() { *r = relaunches; }
+                tokio::time::sleep(Duration::from_millis(250u64 << relaunches.min(5))).await;
+                match browser::launch(&launch_opts).await {
+                    Ok(b) => { current = b; view.set(Some(&current), HostStatus::Ok); }
+                    Err(e) => log(Level::Error, "browser relaunch failed", json!({"error": e.message})),
+                }
+            }
+        }
+    };
+    // Ordered shutdown: stop taking work, then the browser, then the profile.
+    view.set(None, HostStatus::Starting);
+    let _ = listener_stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
+    current.shutdown(BROWSER_GRACE).await;
+    drop(profile);
+    log(Level::Info, "host stopped", json!({}));
+    outcome
+}
+
+/// Run a host in the foreground until SIGINT/SIGTERM; `on_ready` gets the ready document.
+pub async fn run_foreground(
+    opts: HostOptions,
+    on_ready: impl FnOnce(&Value),
+) -> Result<(), AfError> {
+    let mut term =
+        signal(SignalKind::terminate()).map_err(|e| AfError::io("install SIGTERM handler", &e))?;
+    let mut int =
+        signal(SignalKind::interrupt()).map_err(|e| AfError::io("install SIGINT handler", &e))?;
+    let host = start(opts).await?;
+    on_ready(&host.ready);
+    tokio::select! {
+        _ = term.recv() => log(Level::Info, "SIGTERM: shutting down", json!({})),
+        _ = int.recv() => log(Level::Info, "SIGINT: shutting down", json!({})),
+    }
+    host.stop().await
+}

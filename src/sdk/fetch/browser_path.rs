@@ -1,0 +1,171 @@
+//! The browser half of a fetch: find a browser (the `--endpoint-url` host, or an inline
+//! ephemeral host started on first need), run the CDP fetch, and merge cookies back.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::error::{AfError, ErrorCode};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::client::Client;
+use crate::sdk::cookies::{Cookie, SameSite};
+use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
+use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::FetchRequest;
+
+/// Where browser work goes for one fetch; the inline host starts lazily and lives until drop.
+#[derive(Default)]
+pub struct BrowserSlot {
+    client: Option<Arc<Client>>,
+    #[cfg(feature = "host")]
+    inline: Option<crate::host::inline::InlineHost>,
+}
+
+impl BrowserSlot {
+    /// The CDP connection, starting an inline host when no endpoint was given.
+    pub async fn connection(
+        &mut self,
+        req: &FetchRequest,
+        trace: &mut Trace,
+    ) -> Result<Arc<CdpConnection>, AfError> {
+        if self.client.is_none() {
+            let client = match &req.endpoint {
+                Some(ep) => Client::new(ep.clone()).with_token(req.token.clone()),
+                None => self.start_inline(req, trace).await?,
+            };
+            self.client = Some(Arc::new(client.with_timeout(req.timeout)));
+        }
+        match &self.client {
+            Some(c) => c.cdp_connection().await,
+            None => Err(AfError::new(ErrorCode::RenderUnavailable, "no browser")),
+        }
+    }
+
+    #[cfg(feature = "host")]
+    async fn start_inline(
+        &mut self,
+        req: &FetchRequest,
+        trace: &mut Trace,
+    ) -> Result<Client, AfError> {
+        let started = std::time::Instant::now();
+        let host = crate::host::inline::InlineHost::start(req.browser_bin.clone())
+            .await
+            .map_err(|e| {
+                AfError::new(
+                    ErrorCode::RenderUnavailable,
+                    format!("no browser could start: {}", e.message),
+                )
+                .with_hint(
+                    e.hint
+                        .unwrap_or_else(|| "install chromium or pass --browser-bin".into()),
+                )
+            })?;
+        trace.timing(
+            "inline_host_start",
+            started.elapsed().as_secs_f64() * 1000.0,
+        );
+        trace.set("browser_host", json!("inline"));
+        let client = Client::new(host.endpoint.clone());
+        self.inline = Some(host);
+        Ok(client)
+    }
+
+    #[cfg(not(feature = "host"))]
+    async fn start_inline(
+        &mut self,
+        _req: &FetchRequest,
+        _trace: &mut Trace,
+    ) -> Result<Client, AfError> {
+        Err(AfError::new(
+            ErrorCode::RenderUnavailable,
+            "this build has no inline browser host",
+        )
+        .with_hint("pass --endpoint-url of a running `afhttp host`"))
+    }
+
+    /// Stop the inline host, if one was started.
+    pub async fn shutdown(self) {
+        if let Some(c) = &self.client {
+            c.close().await;
+        }
+        #[cfg(feature = "host")]
+        if let Some(h) = self.inline {
+            h.stop().await;
+        }
+    }
+}
+
+/// Run one browser attempt; jar cookies are installed with the request's own.
+pub async fn attempt(
+    slot: &mut BrowserSlot,
+    req: &FetchRequest,
+    jar_cookies: &[Cookie],
+    out: &mut OutDir,
+    request_id: &str,
+    trace: &mut Trace,
+) -> Result<(FetchOutcome, Vec<Cookie>), AfError> {
+    let conn = slot.connection(req, trace).await?;
+    let mut with_jar = req.clone();
+    with_jar.cookies = jar_cookies
+        .iter()
+        .cloned()
+        .chain(req.cookies.iter().cloned())
+        .collect();
+    let outcome =
+        crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await?;
+    let cookies = if req.cookie_jar.is_some() {
+        read_browser_cookies(&conn, &outcome.final_url, req.timeout)
+            .await
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Ok((outcome, cookies))
+}
+
+/// Cookies the browser holds that apply to `final_url`'s host (for the jar merge-back).
+async fn read_browser_cookies(
+    conn: &CdpConnection,
+    final_url: &str,
+    timeout: std::time::Duration,
+) -> Result<Vec<Cookie>, AfError> {
+    let url = url::Url::parse(final_url).map_err(|e| AfError::invalid(e.to_string()))?;
+    let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+    let v = conn
+        .send(None, "Storage.getCookies", json!({}), timeout)
+        .await?;
+    let now = crate::sdk::cookies::now_unix();
+    Ok(v.get("cookies")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|c| from_cdp(c, now))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| crate::sdk::cookies::matching::domain_matches(&host, &c.domain))
+        .collect())
+}
+
+fn from_cdp(c: &Value, now: i64) -> Option<Cookie> {
+    let s = |k: &str| c.get(k).and_then(Value::as_str).map(String::from);
+    let raw_domain = s("domain")?;
+    let host_only = !raw_domain.starts_with('.');
+    let expires = c
+        .get("expires")
+        .and_then(Value::as_f64)
+        .filter(|e| *e > 0.0 && c.get("session") != Some(&json!(true)));
+    Some(Cookie {
+        name: s("name")?,
+        value: s("value").unwrap_or_default(),
+        domain: raw_domain.trim_start_matches('.').to_ascii_lowercase(),
+        host_only,
+        path: s("path").unwrap_or_else(|| "/".into()),
+        secure: c.get("secure").and_then(Value::as_bool).unwrap_or(false),
+        http_only: c.get("httpOnly").and_then(Value::as_bool).unwrap_or(false),
+        same_site: s("sameSite").and_then(|v| SameSite::parse(&v)),
+        expires_at_unix: expires.map(|e| e as i64),
+        created_at_unix: now,
+    })
+}

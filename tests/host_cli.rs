@@ -1,0 +1,283 @@
+//! `afhttp host` and the driver commands against it, through the built binary, with real
+//! Chromium (installed by the test command).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Fixture, FixtureServer};
+
+/// A running `afhttp host` child; SIGTERM on drop.
+pub struct HostProc {
+    pub child: Child,
+    pub ready: Value,
+    pub endpoint: String,
+}
+
+impl HostProc {
+    pub fn start(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> HostProc {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
+        cmd.arg("host")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &fx.home)
+            .env("XDG_DATA_HOME", &fx.data)
+            .env("TMPDIR", &fx.tmp)
+            .env("AFHTTP_NO_SANDBOX", "1")
+            .env("AFHTTP_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready: Value =
+            serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
+        assert_eq!(ready["kind"], "result", "host failed: {ready}");
+        assert_eq!(ready["result"]["code"], "host_ready");
+        let endpoint = ready["result"]["endpoint_url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        HostProc {
+            child,
+            ready: ready["result"].clone(),
+            endpoint,
+        }
+    }
+
+    pub fn terminate(&mut self) -> (i32, Duration) {
+        let t = Instant::now();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code().unwrap_or(-1), t.elapsed());
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "host did not exit after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for HostProc {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.terminate();
+        }
+    }
+}
+
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+#[test]
+fn host_serves_drivers_and_stops_cleanly() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            "s3cret-token",
+        ],
+        &[
+            ("HTTP_PROXY", "http://127.0.0.1:9"),
+            ("AFHTTP_TOKEN_SECRET", "leak-me-not"),
+        ],
+    );
+    let ep = host.endpoint.clone();
+    let profile_path = host.ready["profile_path"].as_str().unwrap().to_string();
+    assert!(std::path::Path::new(&profile_path).is_dir());
+
+    // The browser's environment holds no ambient proxy or token.
+    let pid = host.ready["browser_pid"].as_u64().unwrap();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(
+        !environ.contains("HTTP_PROXY")
+            && !environ.contains("leak-me-not")
+            && !environ.contains("s3cret"),
+        "{environ}"
+    );
+
+    let auth = [
+        "--endpoint-url",
+        ep.as_str(),
+        "--token-secret",
+        "s3cret-token",
+    ];
+    fx.cmd()
+        .args(["health", "--endpoint-url", &ep])
+        .run()
+        .error("unauthorized", 1);
+    fx.cmd()
+        .args(["health", "--endpoint-url", &ep, "--token-secret", "wrong"])
+        .run()
+        .error("unauthorized", 1);
+    let h = fx.cmd().arg("health").args(auth).run();
+    let h = h.result();
+    assert_eq!(h["status"], "ok");
+    assert_eq!(h["backend"]["family"], "chromium");
+    assert!(h["tabs_active"].is_number());
+    let c = fx.cmd().arg("capabilities").args(auth).run();
+    assert_eq!(c.result()["artifacts"]["screenshot"]["supported"], true);
+    let v = fx
+        .cmd()
+        .args(["cdp", "Browser.getVersion"])
+        .args(auth)
+        .run();
+    assert!(v.result()["result"]["product"]
+        .as_str()
+        .unwrap()
+        .contains("Chrome"));
+
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/spa"),
+            "--render",
+            "always",
+            "--want",
+            "text,rendered_html,screenshot",
+        ])
+        .args(auth)
+        .run();
+    let r = run.result();
+    assert_eq!(r["render"], "browser");
+    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    assert!(text.contains("Item 50"), "SPA not rendered: {text:.300}");
+
+    let tabs = fx.cmd().args(["tabs", "list"]).args(auth).run();
+    let before = tabs.result()["tabs"].as_array().unwrap().len();
+    assert!(before <= 1, "fetch leaked a tab: {}", tabs.result());
+
+    let (code, took) = host.terminate();
+    assert_eq!(code, 0);
+    assert!(took < Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        processes_mentioning(&profile_path).is_empty(),
+        "browser processes survived"
+    );
+    assert!(
+        !std::path::Path::new(&profile_path).exists(),
+        "ephemeral profile not removed"
+    );
+}
+
+#[test]
+fn persistent_profile_is_locked_and_released() {
+    let fx = Fixture::new();
+    let mut first = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--profile", "work"],
+        &[],
+    );
+    let run = fx
+        .cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .args(["host", "--listen", "tcp:127.0.0.1:0", "--profile", "work"])
+        .run();
+    let e = run.error("profile_locked", 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains(&first.child.id().to_string()),
+        "{e}"
+    );
+    let status = fx.cmd().args(["profile", "lock-status", "work"]).run();
+    assert_eq!(status.result()["locked"], true);
+    assert_eq!(first.terminate().0, 0);
+    let status = fx.cmd().args(["profile", "lock-status", "work"]).run();
+    assert_eq!(status.result()["locked"], false);
+    assert!(fx
+        .data
+        .join("afhttp/profiles/chromium/work/afhttp-profile.json")
+        .exists());
+}
+
+#[test]
+fn unix_socket_listener_and_refusals() {
+    let fx = Fixture::new();
+    let sock = fx.path().join("h.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut host = HostProc::start(&fx, &["--listen", &listen], &[]);
+    let h = fx
+        .cmd()
+        .args(["health", "--endpoint-url", &host.endpoint])
+        .run();
+    assert_eq!(h.result()["status"], "ok");
+    assert_eq!(host.terminate().0, 0);
+    assert!(!sock.exists(), "socket file left behind");
+
+    let run = fx.cmd().args(["host", "--listen", "tcp:0.0.0.0:0"]).run();
+    run.error("invalid_argument", 1);
+    let run = fx.cmd().args(["host", "--browser", "netscape"]).run();
+    run.error("invalid_argument", 1);
+    let run = fx
+        .cmd()
+        .args([
+            "host",
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--browser-bin",
+            "/definitely/not/a/browser",
+        ])
+        .run();
+    run.error("invalid_argument", 1);
+}
+
+#[test]
+fn inline_escalation_renders_and_leaves_nothing() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let out = fx.path().join("o");
+    let run = fx
+        .cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .args(["fetch", &srv.url("/spa"), "--want", "text", "--out"])
+        .arg(&out)
+        .run();
+    let r = run.result();
+    assert_eq!(r["render"], "browser");
+    assert_eq!(
+        run.event["trace"]["render"]["escalation_reason"]["code"],
+        "empty_html_shell"
+    );
+    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    assert!(text.contains("Item 50"), "{text}");
+    let leftovers: Vec<_> = std::fs::read_dir(&fx.tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "inline host left {leftovers:?}");
+}
