@@ -171,6 +171,8 @@ fn host_serves_drivers_and_stops_cleanly() {
         .run();
     let r = run.result();
     assert_eq!(r["render"], "browser");
+    assert!(r["tab_id"].is_string(), "browser results carry tab_id: {r}");
+    assert!(r["screenshot_file"].is_string() && r["rendered_html_file"].is_string());
     let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
     assert!(text.contains("Item 50"), "SPA not rendered: {text:.300}");
 

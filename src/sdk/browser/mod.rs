@@ -260,6 +260,7 @@ fn outcome(
         status,
         content_type,
         render_used: "browser",
+        tab_id: None,
         out_dir: out.path().to_path_buf(),
         files,
         body_bytes,

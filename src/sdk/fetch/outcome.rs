@@ -28,6 +28,11 @@ impl Trace {
         }
     }
 
+    /// A top-level field, if set.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
     /// Set a top-level field.
     pub fn set(&mut self, key: &str, value: Value) {
         self.fields.insert(key.to_string(), value);
@@ -77,6 +82,8 @@ pub struct FetchOutcome {
     pub content_type: Option<String>,
     /// `http` or `browser`.
     pub render_used: &'static str,
+    /// The browser tab used (browser path only).
+    pub tab_id: Option<String>,
     /// The artifact directory.
     pub out_dir: PathBuf,
     /// Written artifacts with absolute paths.
@@ -118,6 +125,9 @@ impl FetchOutcome {
             v["content_type"] = json!(ct);
         }
         v["render"] = json!(self.render_used);
+        if let Some(tab) = &self.tab_id {
+            v["tab_id"] = json!(tab);
+        }
         v["out_dir"] = json!(self.out_dir);
         for (artifact, path) in &self.files {
             v[format!("{}_file", artifact.as_str())] = json!(path);

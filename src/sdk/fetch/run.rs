@@ -363,6 +363,7 @@ async fn attempt_once(
         status,
         content_type: ct,
         render_used: "http",
+        tab_id: None,
         out_dir: out.path().to_path_buf(),
         files,
         body_bytes: captured.bytes,
