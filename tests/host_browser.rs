@@ -76,7 +76,7 @@ fn environ(pid: u32) -> Vec<(String, String)> {
 }
 
 /// The Lightpanda binary bundled in the `lightpanda` PyPI wheel (scripts/test.sh installs it).
-fn lightpanda_binary() -> PathBuf {
+pub(crate) fn lightpanda_binary() -> PathBuf {
     let out = Command::new("python3")
         .args([
             "-c",

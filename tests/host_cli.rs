@@ -283,3 +283,51 @@ fn inline_escalation_renders_and_leaves_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "inline host left {leftovers:?}");
 }
+
+#[test]
+fn lightpanda_host_fetches_without_screenshots() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let lp = crate::host_browser::lightpanda_binary();
+    let lp = lp.to_str().unwrap();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--browser",
+            "lightpanda",
+            "--browser-bin",
+            lp,
+        ],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    let c = fx.cmd().args(["capabilities", "--endpoint-url", &ep]).run();
+    assert_eq!(c.result()["artifacts"]["screenshot"]["supported"], false);
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/spa"),
+            "--endpoint-url",
+            &ep,
+            "--render",
+            "always",
+            "--want",
+            "text,screenshot",
+        ])
+        .run();
+    let r = run.result();
+    assert_eq!(r["render"], "browser");
+    assert!(r.get("screenshot_file").is_none(), "{r}");
+    let w = r["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w["artifact"] == "screenshot" && w["code"] == "backend_unsupported"),
+        "{w:?}"
+    );
+    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    assert!(text.contains("Item 50"), "{text:.200}");
+    assert_eq!(host.terminate().0, 0);
+}

@@ -5,18 +5,21 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::error::{AfError, ErrorCode};
+use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::client::Client;
 use crate::sdk::cookies::{Cookie, SameSite};
 use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::FetchRequest;
+use crate::sdk::request::Artifact;
 
 /// Where browser work goes for one fetch; the inline host starts lazily and lives until drop.
 #[derive(Default)]
 pub struct BrowserSlot {
     client: Option<Arc<Client>>,
+    /// `backend.family` from the host's `/health` (`None` when unknown).
+    family: Option<String>,
     #[cfg(feature = "host")]
     inline: Option<crate::host::inline::InlineHost>,
 }
@@ -33,7 +36,13 @@ impl BrowserSlot {
                 Some(ep) => Client::new(ep.clone()).with_token(req.token.clone()),
                 None => self.start_inline(req, trace).await?,
             };
-            self.client = Some(Arc::new(client.with_timeout(req.timeout)));
+            let client = client.with_timeout(req.timeout);
+            self.family = client.health().await.ok().and_then(|h| {
+                h.pointer("/backend/family")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            });
+            self.client = Some(Arc::new(client));
         }
         match &self.client {
             Some(c) => c.cdp_connection().await,
@@ -111,8 +120,39 @@ pub async fn attempt(
         .cloned()
         .chain(req.cookies.iter().cloned())
         .collect();
-    let outcome =
+    // Backends that cannot render pixels (Lightpanda) get a per-artifact warning, not a fake PNG.
+    let unsupported = unsupported_artifacts(slot.family.as_deref());
+    let wanted = req
+        .want
+        .clone()
+        .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
+    let skipped: Vec<Artifact> = wanted
+        .iter()
+        .copied()
+        .filter(|a| unsupported.contains(a))
+        .collect();
+    if !skipped.is_empty() {
+        with_jar.want = Some(
+            wanted
+                .into_iter()
+                .filter(|a| !unsupported.contains(a))
+                .collect(),
+        );
+    }
+    let mut outcome =
         crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await?;
+    for a in skipped {
+        outcome.warnings.push(Warning::artifact(
+            a.as_str(),
+            ErrorCode::BackendUnsupported,
+            "this browser backend cannot produce this artifact",
+        ));
+    }
+    outcome.tab_id = trace
+        .get("tab")
+        .and_then(|t| t.get("target_id"))
+        .and_then(Value::as_str)
+        .map(String::from);
     let cookies = if req.cookie_jar.is_some() {
         read_browser_cookies(&conn, &outcome.final_url, req.timeout)
             .await
@@ -121,6 +161,15 @@ pub async fn attempt(
         Vec::new()
     };
     Ok((outcome, cookies))
+}
+
+/// Artifacts a backend family cannot produce (Lightpanda renders no pixels and reports
+/// itself as Chrome over CDP, so the host's `/health` is what tells).
+fn unsupported_artifacts(family: Option<&str>) -> Vec<Artifact> {
+    match family {
+        Some("lightpanda") => vec![Artifact::Screenshot],
+        _ => Vec::new(),
+    }
 }
 
 /// Cookies the browser holds that apply to `final_url`'s host (for the jar merge-back).
