@@ -8,6 +8,7 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # Real Chromium for the browser-host tests (Debian's package; nothing is downloaded elsewhere).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq
@@ -15,6 +16,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Lightpanda's PyPI wheel ships the real binary the browser-launch tests start.
 python3 -c 'import lightpanda' >/dev/null 2>&1 || python3 -m pip install -q lightpanda
+
+# Playwright (client only: it connects to afhttp's listener, it never downloads a browser).
+[ -d tests/playwright/node_modules/playwright-core ] || npm ci --prefix tests/playwright --no-audit --no-fund --silent
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

@@ -331,3 +331,42 @@ fn lightpanda_host_fetches_without_screenshots() {
     assert!(text.contains("Item 50"), "{text:.200}");
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn playwright_connects_over_cdp_with_a_bearer_header() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--token-secret", "pw-token"],
+        &[],
+    );
+    let http = host.endpoint.replace("ws://", "http://");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/playwright");
+    assert!(
+        std::path::Path::new(dir).join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed: run `npm ci --prefix tests/playwright` (scripts/test.sh does)"
+    );
+    let out = Command::new("node")
+        .current_dir(dir)
+        .args(["connect.mjs", &http, "pw-token", &srv.url("/static")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(v["ok"], true);
+    assert!(!v["title"].as_str().unwrap().is_empty());
+    // Without the bearer header the same attach is refused.
+    let out = Command::new("node")
+        .current_dir(dir)
+        .args(["connect.mjs", &http, "wrong", &srv.url("/static")])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(host.terminate().0, 0);
+}
