@@ -370,3 +370,75 @@ fn playwright_connects_over_cdp_with_a_bearer_header() {
     assert!(!out.status.success());
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn runtime_profile_switching_keeps_profiles_apart() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--profile", "alpha"],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    let fetch_text = |profile: &str, path: &str| -> String {
+        let run = fx
+            .cmd()
+            .args([
+                "fetch",
+                &srv.url(path),
+                "--endpoint-url",
+                &ep,
+                "--profile",
+                profile,
+                "--want",
+                "text",
+            ])
+            .run();
+        let r = run.result().clone();
+        assert_eq!(
+            run.event["trace"]["render"]["escalation_reason"]["code"],
+            "profile_requested"
+        );
+        std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap()
+    };
+    // A persistent cookie (a session cookie rightly dies with the browser on a switch).
+    fetch_text(
+        "alpha",
+        "/cookies/set-raw?h=who%3Dalpha%3B%20Path%3D%2F%3B%20Max-Age%3D3600",
+    );
+    assert!(fetch_text("alpha", "/cookies/echo").contains("who=alpha"));
+    // Another profile: a relaunched browser with none of alpha's cookies.
+    assert!(!fetch_text("beta", "/cookies/echo").contains("who=alpha"));
+    let h = fx.cmd().args(["health", "--endpoint-url", &ep]).run();
+    assert_eq!(h.result()["profile"]["name"], "beta");
+    assert_eq!(
+        fx.cmd()
+            .args(["profile", "lock-status", "alpha"])
+            .run()
+            .result()["locked"],
+        false
+    );
+    assert_eq!(
+        fx.cmd()
+            .args(["profile", "lock-status", "beta"])
+            .run()
+            .result()["locked"],
+        true
+    );
+    // Back to alpha: its cookie survived the switch on disk.
+    assert!(fetch_text("alpha", "/cookies/echo").contains("who=alpha"));
+    let bad = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/"),
+            "--endpoint-url",
+            &ep,
+            "--profile",
+            "../etc",
+        ])
+        .run();
+    bad.error("profile_invalid_name", 1);
+    assert_eq!(host.terminate().0, 0);
+}

@@ -79,14 +79,21 @@ impl HostOptions {
     }
 }
 
+/// A request to relaunch the browser under another profile.
+struct SwitchRequest {
+    name: String,
+    reply: tokio::sync::oneshot::Sender<Result<bool, AfError>>,
+}
+
 /// The live state the listener reads.
 struct LiveView {
     backend: Backend,
     upstream: RwLock<Option<Upstream>>,
     status: RwLock<HostStatus>,
     product: RwLock<Option<String>>,
-    profile: Value,
+    profile: RwLock<Value>,
     restarts: RwLock<u32>,
+    switch: tokio::sync::mpsc::UnboundedSender<SwitchRequest>,
 }
 
 impl HostView for LiveView {
@@ -110,7 +117,7 @@ impl HostView for LiveView {
                 "version": product,
                 "connected": self.upstream().is_some(),
             },
-            "profile": self.profile,
+            "profile": self.profile.read().map(|p| p.clone()).unwrap_or(Value::Null),
             "restarts": {"browser": self.restarts.read().map(|r| *r).unwrap_or(0)},
         })
     }
@@ -118,6 +125,19 @@ impl HostView for LiveView {
     fn capabilities(&self) -> Value {
         let product = self.product.read().ok().and_then(|p| p.clone());
         capabilities::document(self.backend, product.as_deref(), None)
+    }
+
+    fn switch_profile(
+        &self,
+        name: String,
+    ) -> futures_util::future::BoxFuture<'static, Result<bool, AfError>> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        let sent = self.switch.send(SwitchRequest { name, reply });
+        Box::pin(async move {
+            sent.map_err(|_| AfError::new(ErrorCode::CdpUnavailable, "the host is shutting down"))?;
+            rx.await
+                .map_err(|_| AfError::new(ErrorCode::CdpUnavailable, "the host is shutting down"))?
+        })
     }
 }
 
@@ -208,13 +228,15 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         "browser started",
         json!({"backend": backend.as_str(), "pid": first.pid, "ms": started.elapsed().as_millis() as u64}),
     );
+    let (switch_tx, switch_rx) = tokio::sync::mpsc::unbounded_channel();
     let view = Arc::new(LiveView {
         backend,
         upstream: RwLock::new(None),
         status: RwLock::new(HostStatus::Starting),
         product: RwLock::new(None),
-        profile: profile.describe(),
+        profile: RwLock::new(profile.describe()),
         restarts: RwLock::new(0),
+        switch: switch_tx,
     });
     view.set(Some(&first), HostStatus::Ok);
     let state = Arc::new(ListenerState::new(view.clone(), config)?);
@@ -236,14 +258,23 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let local = bound.local.clone();
-    let task = tokio::spawn(supervise(
-        first,
+    let name = opts
+        .profile
+        .clone()
+        .filter(|n| n != crate::profile::EPHEMERAL);
+    let supervised = Supervised {
+        browser: first,
         launch_opts,
-        view,
         profile,
+        name,
+    };
+    let task = tokio::spawn(supervise(
+        supervised,
+        view,
         bound,
         listener_stop_tx,
         stop_rx,
+        switch_rx,
     ));
     Ok(RunningHost {
         local,
@@ -261,24 +292,36 @@ pub fn endpoint_url(local: &str) -> String {
     }
 }
 
-async fn supervise(
-    mut current: RunningBrowser,
+/// What the supervisor owns: the browser, how to launch it, and its profile.
+struct Supervised {
+    browser: RunningBrowser,
     launch_opts: LaunchOptions,
-    view: Arc<LiveView>,
     profile: ActiveProfile,
+    /// Persistent profile name (`None`: ephemeral).
+    name: Option<String>,
+}
+
+async fn supervise(
+    mut s: Supervised,
+    view: Arc<LiveView>,
     bound: listener::BoundListener,
     listener_stop: tokio::sync::oneshot::Sender<()>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
+    mut switches: tokio::sync::mpsc::UnboundedReceiver<SwitchRequest>,
 ) -> Result<(), AfError> {
     let mut relaunches = 0u32;
     let outcome = loop {
         tokio::select! {
             _ = &mut stop => break Ok(()),
+            Some(req) = switches.recv() => {
+                let result = switch(&mut s, &view, &req.name).await;
+                let _ = req.reply.send(result);
+            }
             _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                if !current.has_exited() {
+                if !s.browser.has_exited() {
                     continue;
                 }
-                log(Level::Warn, "browser exited; relaunching", json!({"pid": current.pid, "stderr_tail": current.stderr_tail()}));
+                log(Level::Warn, "browser exited; relaunching", json!({"pid": s.browser.pid, "stderr_tail": s.browser.stderr_tail()}));
                 view.set(None, HostStatus::Starting);
                 if relaunches >= MAX_RELAUNCHES {
                     view.set(None, HostStatus::Degraded);
@@ -287,8 +330,8 @@ async fn supervise(
                 relaunches += 1;
                 if let Ok(mut r) = view.restarts.write() { *r = relaunches; }
                 tokio::time::sleep(Duration::from_millis(250u64 << relaunches.min(5))).await;
-                match browser::launch(&launch_opts).await {
-                    Ok(b) => { current = b; view.set(Some(&current), HostStatus::Ok); }
+                match browser::launch(&s.launch_opts).await {
+                    Ok(b) => { s.browser = b; view.set(Some(&s.browser), HostStatus::Ok); }
                     Err(e) => log(Level::Error, "browser relaunch failed", json!({"error": e.message})),
                 }
             }
@@ -298,10 +341,72 @@ async fn supervise(
     view.set(None, HostStatus::Starting);
     let _ = listener_stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
-    current.shutdown(BROWSER_GRACE).await;
-    drop(profile);
+    stop_browser(&mut s.browser).await;
+    drop(s.profile);
     log(Level::Info, "host stopped", json!({}));
     outcome
+}
+
+/// Stop a browser so that its profile is saved: `Browser.close` over CDP (Chromium then
+/// flushes cookies and storage to disk), then the signals of [`RunningBrowser::shutdown`].
+async fn stop_browser(b: &mut RunningBrowser) {
+    let quick = Duration::from_secs(2);
+    if let Ok(url) = url::Url::parse(&b.ws_url) {
+        if let (Some(host), Some(port)) = (url.host_str(), url.port()) {
+            let ep = crate::sdk::endpoint::Endpoint::Tcp {
+                tls: false,
+                host: host.to_string(),
+                port,
+            };
+            if let Ok(conn) =
+                crate::sdk::cdp::CdpConnection::connect(&ep, url.path(), None, quick).await
+            {
+                let _ = conn.call(None, "Browser.close", json!({}), quick).await;
+                let deadline = Instant::now() + quick;
+                while Instant::now() < deadline && !b.has_exited() {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+    b.shutdown(BROWSER_GRACE).await;
+}
+
+/// Relaunch under profile `name`. The new profile is opened (and locked) before the old
+/// browser stops, so a locked or invalid profile leaves the running browser untouched.
+async fn switch(s: &mut Supervised, view: &LiveView, name: &str) -> Result<bool, AfError> {
+    let wanted = (name != crate::profile::EPHEMERAL).then(|| name.to_string());
+    if wanted.is_some() && wanted == s.name {
+        return Ok(false);
+    }
+    let next = ActiveProfile::open(wanted.as_deref(), s.launch_opts.backend)?;
+    let mut opts = s.launch_opts.clone();
+    opts.user_data_dir = next.path().to_path_buf();
+    opts.downloads_dir = Some(next.downloads_dir());
+    view.set(None, HostStatus::Starting);
+    stop_browser(&mut s.browser).await;
+    match browser::launch(&opts).await {
+        Ok(b) => {
+            s.browser = b;
+            s.launch_opts = opts;
+            s.profile = next;
+            s.name = wanted;
+            if let Ok(mut p) = view.profile.write() {
+                *p = s.profile.describe();
+            }
+            view.set(Some(&s.browser), HostStatus::Ok);
+            log(Level::Info, "profile switched", json!({"profile": s.name}));
+            Ok(true)
+        }
+        Err(e) => {
+            drop(next);
+            if let Ok(b) = browser::launch(&s.launch_opts).await {
+                s.browser = b;
+                view.set(Some(&s.browser), HostStatus::Ok);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Run a host in the foreground until SIGINT/SIGTERM; `on_ready` gets the ready document.

@@ -20,6 +20,7 @@ pub struct Client {
     endpoint: Endpoint,
     token: Option<String>,
     timeout: Duration,
+    profile: Option<String>,
     cdp: Mutex<Option<Arc<CdpConnection>>>,
 }
 
@@ -58,6 +59,7 @@ impl Client {
             endpoint,
             token: None,
             timeout: DEFAULT_TIMEOUT,
+            profile: None,
             cdp: Mutex::new(None),
         }
     }
@@ -65,6 +67,13 @@ impl Client {
     /// Use a bearer token.
     pub fn with_token(mut self, token: Option<String>) -> Client {
         self.token = token;
+        self
+    }
+
+    /// Ask the host to run its browser under persistent profile `name` when the CDP
+    /// connection opens (`?profile=` on `/cdp`).
+    pub fn with_profile(mut self, name: Option<String>) -> Client {
+        self.profile = name;
         self
     }
 
@@ -113,8 +122,17 @@ impl Client {
         if let Some(conn) = guard.as_ref().filter(|c| !c.is_closed()) {
             return Ok(conn.clone());
         }
+        let path = match &self.profile {
+            Some(p) => {
+                let query = url::form_urlencoded::Serializer::new(String::new())
+                    .append_pair("profile", p)
+                    .finish();
+                format!("/cdp?{query}")
+            }
+            None => "/cdp".to_string(),
+        };
         let conn =
-            CdpConnection::connect(&self.endpoint, "/cdp", self.token.as_deref(), self.timeout)
+            CdpConnection::connect(&self.endpoint, &path, self.token.as_deref(), self.timeout)
                 .await?;
         *guard = Some(conn.clone());
         Ok(conn)

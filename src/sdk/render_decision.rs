@@ -15,6 +15,8 @@ pub const SHELL_TEXT_BYTES: usize = 200;
 pub enum EscalationReason {
     /// `--render always`.
     RenderAlways,
+    /// `fetch --profile NAME`: the host's browser under that profile holds the session.
+    ProfileRequested(String),
     /// A requested artifact only a browser produces.
     BrowserOnlyArtifact(Artifact),
     /// The HTML is an empty application shell (detail says which facts).
@@ -30,6 +32,7 @@ impl EscalationReason {
     pub fn code(&self) -> &'static str {
         match self {
             EscalationReason::RenderAlways => "render_always",
+            EscalationReason::ProfileRequested(_) => "profile_requested",
             EscalationReason::BrowserOnlyArtifact(_) => "browser_only_artifact",
             EscalationReason::EmptyHtmlShell(_) => "empty_html_shell",
             EscalationReason::ChallengeMarkers(_) => "challenge_markers",
@@ -41,6 +44,7 @@ impl EscalationReason {
     pub fn to_json(&self) -> Value {
         let detail = match self {
             EscalationReason::RenderAlways => "--render always".to_string(),
+            EscalationReason::ProfileRequested(p) => format!("--profile {p}"),
             EscalationReason::BrowserOnlyArtifact(a) => format!("--want {}", a.as_str()),
             EscalationReason::EmptyHtmlShell(d) => d.clone(),
             EscalationReason::ChallengeMarkers(c) => format!("{}: {}", c.vendor, c.marker),

@@ -42,14 +42,25 @@ pub struct RunningBrowser {
 }
 
 impl RunningBrowser {
-    /// Stop the browser: SIGTERM to the whole group, up to `grace` for it to go, then SIGKILL
-    /// to the group, and reap the main process. Idempotent.
+    /// Stop the browser: SIGTERM to the main process, then to the whole group, up to `grace`
+    /// in all, then SIGKILL to the group, and reap the main process. Idempotent.
     pub async fn shutdown(&mut self, grace: Duration) {
         if self.stopped {
             return;
         }
-        signal_group(self.pid, Signal::SIGTERM);
+        // The main process first: Chromium then shuts its helpers down itself, and its
+        // network service flushes cookies to disk. Signalling the whole group at once kills
+        // that service before it can write, losing the profile's cookies.
+        let _ =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), Signal::SIGTERM);
         let deadline = Instant::now() + grace;
+        let polite = Instant::now() + grace * 2 / 3;
+        while Instant::now() < polite && !self.all_gone() {
+            sleep(Duration::from_millis(50)).await;
+        }
+        if !self.all_gone() {
+            signal_group(self.pid, Signal::SIGTERM);
+        }
         while Instant::now() < deadline && !self.all_gone() {
             sleep(Duration::from_millis(50)).await;
         }

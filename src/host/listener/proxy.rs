@@ -24,8 +24,22 @@ const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `GET /cdp`: the browser target.
 pub(crate) async fn cdp_browser(
     State(state): State<Arc<ListenerState>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
     upgrade: WebSocketUpgrade,
 ) -> Response {
+    let profile = query.as_deref().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "profile")
+            .map(|(_, v)| v.into_owned())
+    });
+    if let Some(name) = profile {
+        match state.view.switch_profile(name).await {
+            // The old browser is gone: its other clients are told so by a closed socket.
+            Ok(true) => state.disconnect_all(),
+            Ok(false) => {}
+            Err(e) => return switch_refusal(&e),
+        }
+    }
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
@@ -55,6 +69,21 @@ pub(crate) async fn cdp_page(
         &format!("ws://{authority}/devtools/page/{id}"),
     )
     .await
+}
+
+/// A refused profile switch as a JSON error with the stable code.
+fn switch_refusal(e: &crate::error::AfError) -> Response {
+    use crate::error::ErrorCode;
+    let status = match e.code {
+        ErrorCode::ProfileLocked | ErrorCode::ProfileMismatch => axum::http::StatusCode::CONFLICT,
+        ErrorCode::ProfileInvalidName | ErrorCode::InvalidArgument => {
+            axum::http::StatusCode::BAD_REQUEST
+        }
+        ErrorCode::BackendUnsupported => axum::http::StatusCode::NOT_IMPLEMENTED,
+        _ => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let body = serde_json::json!({"code": e.code.as_str(), "message": e.message});
+    (status, axum::Json(body)).into_response()
 }
 
 /// Whether `id` looks like a DevTools target id (no path tricks).

@@ -40,6 +40,20 @@ pub trait HostView: Send + Sync + 'static {
     fn health_details(&self) -> serde_json::Value;
     /// The `/capabilities` document (without `code`, which the listener adds).
     fn capabilities(&self) -> serde_json::Value;
+    /// Relaunch the browser under persistent profile `name` (`-` for a fresh ephemeral one);
+    /// resolves to whether anything changed. Hosts that cannot switch refuse.
+    fn switch_profile(
+        &self,
+        name: String,
+    ) -> futures_util::future::BoxFuture<'static, Result<bool, AfError>> {
+        let _ = name;
+        Box::pin(async {
+            Err(AfError::new(
+                ErrorCode::BackendUnsupported,
+                "this host cannot switch profiles",
+            ))
+        })
+    }
 }
 
 /// Shared state of every route.

@@ -33,7 +33,9 @@ impl BrowserSlot {
     ) -> Result<Arc<CdpConnection>, AfError> {
         if self.client.is_none() {
             let client = match &req.endpoint {
-                Some(ep) => Client::new(ep.clone()).with_token(req.token.clone()),
+                Some(ep) => Client::new(ep.clone())
+                    .with_token(req.token.clone())
+                    .with_profile(req.browser.profile.clone()),
                 None => self.start_inline(req, trace).await?,
             };
             let client = client.with_timeout(req.timeout);

@@ -50,7 +50,12 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         return Err(fail(e, &trace));
     }
     let want = req.want.clone().unwrap_or_default();
-    let mut escalated = render_decision::before_request(req.render, &want);
+    let mut escalated = render_decision::before_request(req.render, &want).or_else(|| {
+        req.browser
+            .profile
+            .clone()
+            .map(EscalationReason::ProfileRequested)
+    });
     if let Some(reason) = &escalated {
         record_escalation(&mut trace, reason, &req);
     }
@@ -161,14 +166,21 @@ enum AttemptEnd {
 
 fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
     let idempotent = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    // Reasons decided after an HTTP response mean the request goes out a second time.
+    let resent = !matches!(
+        reason,
+        EscalationReason::RenderAlways
+            | EscalationReason::BrowserOnlyArtifact(_)
+            | EscalationReason::ProfileRequested(_)
+    );
     trace.set(
         "render",
         json!({
             "mode": req.render,
             "decision": "escalate",
             "escalation_reason": reason.to_json(),
-            "request_resent": reason.code() != "render_always" && reason.code() != "browser_only_artifact",
-            "non_idempotent_resent": !idempotent && reason.code() != "render_always" && reason.code() != "browser_only_artifact",
+            "request_resent": resent,
+            "non_idempotent_resent": !idempotent && resent,
         }),
     );
 }
@@ -191,6 +203,7 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
             )));
         }
         for (flag, set) in [
+            ("--profile", b.profile.is_some()),
             ("--takeover", b.takeover),
             ("--tab", b.tab.is_some()),
             ("--evaluate-after-wait", b.evaluate_after_wait.is_some()),
@@ -214,14 +227,14 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
         )
         .with_hint("takeover support is not in this build yet"));
     }
-    if b.profile.is_some() {
-        return Err(AfError::new(
-            ErrorCode::RenderUnavailable,
-            "--profile needs runtime profile switching on the host, which this build lacks",
-        )
-        .with_hint(
-            "start the host with `afhttp host --profile NAME` and fetch without --profile",
-        ));
+    if let Some(p) = &b.profile {
+        crate::profile::ProfileName::parse(p)?;
+        if req.endpoint.is_none() {
+            return Err(
+                AfError::invalid("--profile needs a host: pass --endpoint-url")
+                    .with_hint("profiles live on the host; an inline browser is always ephemeral"),
+            );
+        }
     }
     Ok(())
 }
