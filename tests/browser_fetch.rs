@@ -542,5 +542,9 @@ fn xhr_in_flight_at_capture_is_a_warning() {
         .unwrap_or_else(|| panic!("{:?} {}", o.warnings, run.read(Artifact::Network)));
     assert!(w.message.contains("/slow?ms=8000"), "{}", w.message);
     let net = run.json(Artifact::Network);
-    assert_eq!(net["summary"]["pending_at_capture"], 1);
+    // The slow XHR at least; a favicon or similar may still be pending too on a loaded machine.
+    assert!(
+        net["summary"]["pending_at_capture"].as_u64().unwrap_or(0) >= 1,
+        "{net}"
+    );
 }

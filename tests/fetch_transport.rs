@@ -263,10 +263,9 @@ fn ambient_proxy_variables_are_ignored() {
     assert_eq!(proxy.requests(), 0, "ambient proxy was used");
 }
 
-/// Peak RSS of one run of the binary (KiB), measured by wait4.
-#[allow(unsafe_code, clippy::zombie_processes)]
+/// Peak RSS of one run of the binary (KiB): the largest `VmHWM` seen in `/proc` while it
+/// runs. (`wait4`'s `ru_maxrss` would count the pre-exec copy of this large test process.)
 fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
-    use std::os::unix::process::ExitStatusExt;
     let mut child = Command::new(env!("CARGO_BIN_EXE_afhttp"))
         .args(args)
         .env_clear()
@@ -275,17 +274,35 @@ fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
-    let mut status: libc::c_int = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child with valid out-pointers.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid as u32, child.id());
-    let code = std::process::ExitStatus::from_raw(status)
-        .code()
-        .unwrap_or(-1);
-    (code, usage.ru_maxrss, stdout)
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut { stdout }, &mut s).unwrap();
+        s
+    });
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0i64;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_path) {
+            if let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:")) {
+                let kib: i64 = line
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                peak_kib = peak_kib.max(kib);
+            }
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    (
+        status.code().unwrap_or(-1),
+        peak_kib,
+        reader.join().unwrap(),
+    )
 }
 
 #[test]
