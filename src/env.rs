@@ -34,8 +34,6 @@ pub const PROXY_URL: &str = "AFHTTP_PROXY_URL";
 pub const ENGINE_ENV: &str = "AFHTTP_ENGINE_ENV";
 /// `afhttp host --browser-arg`, space-separated flags.
 pub const BROWSER_ARG: &str = "AFHTTP_BROWSER_ARG";
-/// `afhttp host --recent-requests-cap`.
-pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
 /// `afhttp host --allowed-host`, comma-separated host names accepted without a bearer header.
 pub const ALLOWED_HOST: &str = "AFHTTP_ALLOWED_HOST";
 /// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).

@@ -442,3 +442,41 @@ fn runtime_profile_switching_keeps_profiles_apart() {
     bad.error("profile_invalid_name", 1);
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn sdk_inline_ephemeral_client() {
+    // The SDK, in-process: a private host that the client owns (the test runs as root).
+    std::env::set_var("AFHTTP_NO_SANDBOX", "1");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let profile_dirs = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("afhttp-inline-")
+            })
+            .count()
+    };
+    let before = profile_dirs();
+    rt.block_on(async {
+        let client = afhttp::Client::inline_ephemeral().await.unwrap();
+        assert_eq!(client.health().await.unwrap()["status"], "ok");
+        let v = client
+            .cdp("Browser.getVersion", serde_json::json!({}), None)
+            .await
+            .unwrap();
+        assert!(v["product"].as_str().unwrap().contains("Chrome"));
+        assert!(!client.tabs().await.unwrap().is_empty());
+        client.close().await;
+    });
+    assert!(
+        profile_dirs() <= before,
+        "the inline host left its directory"
+    );
+}

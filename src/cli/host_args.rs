@@ -52,9 +52,6 @@ pub struct HostArgs {
     /// Extra browser flag. Repeatable.
     #[arg(long, value_name = "FLAG", env = env::BROWSER_ARG, value_delimiter = ' ', allow_hyphen_values = true)]
     pub browser_arg: Vec<String>,
-    /// Keep the last N request records for GET /recent-requests (0 = off).
-    #[arg(long, value_name = "N", env = env::RECENT_REQUESTS_CAP, default_value_t = 0)]
-    pub recent_requests_cap: u32,
     /// Host names accepted without a bearer header (besides IPs and localhost). Repeatable.
     #[arg(long, value_name = "HOST", env = env::ALLOWED_HOST, value_delimiter = ',')]
     pub allowed_host: Vec<String>,

@@ -22,6 +22,9 @@ pub struct Client {
     timeout: Duration,
     profile: Option<String>,
     cdp: Mutex<Option<Arc<CdpConnection>>>,
+    /// A private host this client owns (see [`Client::inline_ephemeral`]); stopped on drop.
+    #[cfg(feature = "host")]
+    inline: std::sync::Mutex<Option<crate::host::inline::InlineHost>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -61,7 +64,21 @@ impl Client {
             timeout: DEFAULT_TIMEOUT,
             profile: None,
             cdp: Mutex::new(None),
+            #[cfg(feature = "host")]
+            inline: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Dev/test convenience: start a private ephemeral host in this process (browser from
+    /// `AFHTTP_BROWSER_BIN` or PATH) and return a client for it; dropping the client stops it.
+    #[cfg(feature = "host")]
+    pub async fn inline_ephemeral() -> Result<Client, AfError> {
+        let host = crate::host::inline::InlineHost::start(None).await?;
+        let client = Client::new(host.endpoint.clone());
+        if let Ok(mut slot) = client.inline.lock() {
+            *slot = Some(host);
+        }
+        Ok(client)
     }
 
     /// Use a bearer token.
@@ -211,10 +228,18 @@ impl Client {
         Ok(())
     }
 
-    /// Close the cached CDP connection (optional; dropping the client does too).
+    /// Close the cached CDP connection, and stop an inline host this client owns
+    /// (optional; dropping the client does both, less gracefully).
     pub async fn close(&self) {
         if let Some(conn) = self.cdp.lock().await.take() {
             conn.close();
+        }
+        #[cfg(feature = "host")]
+        {
+            let host = self.inline.lock().ok().and_then(|mut h| h.take());
+            if let Some(h) = host {
+                h.stop().await;
+            }
         }
     }
 }
