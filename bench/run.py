@@ -117,6 +117,21 @@ def bench(cases, runs):
     return samples
 
 
+def write_doc():
+    """docs/benchmarks.md = header + the latest summary of each benchmark script."""
+    header = ("# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py` for the HTTP path, "
+              "`bench/run_browser.py` for the browser path); raw samples are in `bench/runs/`.\n"
+              "Speed targets are checked here, never by timed tests.\n\n")
+    parts = [header]
+    for name in ("summary-http.md", "summary-browser.md"):
+        path = os.path.join(ROOT, "bench", name)
+        if os.path.exists(path):
+            with open(path) as f:
+                parts.append(f.read() + "\n")
+    with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as f:
+        f.write("".join(parts))
+
+
 def main():
     if not os.path.exists(BIN):
         subprocess.check_call(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
@@ -207,10 +222,9 @@ the same run, cases alternating. Rerun with `make bench` (`BENCH_RUNS` sets the 
 """
     with open(os.path.join(run_dir, "summary.md"), "w") as f:
         f.write(summary)
-    doc = os.path.join(ROOT, "docs", "benchmarks.md")
-    header = "# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py`); raw samples are in `bench/runs/`.\nSpeed targets are checked here, never by timed tests.\n\n"
-    with open(doc, "w") as f:
-        f.write(header + summary)
+    with open(os.path.join(ROOT, "bench", "summary-http.md"), "w") as f:
+        f.write(summary)
+    write_doc()
     print(summary)
     shutil.rmtree(tmp, ignore_errors=True)
     srv.shutdown()

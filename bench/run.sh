@@ -9,4 +9,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 cargo build --release --quiet
-exec python3 bench/run.py "$@"
+python3 -c 'import websockets' >/dev/null 2>&1 || python3 -m pip install -q websockets
+python3 bench/run.py "$@"
+exec python3 bench/run_browser.py "$@"

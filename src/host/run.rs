@@ -341,7 +341,12 @@ async fn supervise(
     view.set(None, HostStatus::Starting);
     let _ = listener_stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
-    stop_browser(&mut s.browser).await;
+    if s.name.is_some() {
+        stop_browser(&mut s.browser).await;
+    } else {
+        // An ephemeral profile is deleted next: nothing on disk is worth a graceful close.
+        s.browser.shutdown(Duration::from_millis(200)).await;
+    }
     drop(s.profile);
     log(Level::Info, "host stopped", json!({}));
     outcome

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Browser-path benchmarks, each against a baseline measured in the same run:
+
+1. Inline cold `fetch --render always` vs starting the browser alone (to its DevTools line).
+2. Warm-host fetches of a static ~50 KB article and an SPA shell (one JSON after 100 ms,
+   50 items) vs `bench/raw_cdp.py`, a minimal raw-CDP client doing the same waits (load +
+   500 ms network quiet) and outerHTML + innerText + full-page screenshot on the same browser.
+"""
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as http_bench  # noqa: E402  (shared server pieces and doc writer)
+
+ROOT = http_bench.ROOT
+BIN = http_bench.BIN
+RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+SPA = b"""<!doctype html><html><head><title>SPA</title></head><body><div id="root"></div>
+<script>setTimeout(function(){fetch('/api/items').then(r=>r.json()).then(d=>{var ul=document.createElement('ul');
+d.items.forEach(function(i){var li=document.createElement('li');li.textContent=i.name;ul.appendChild(li);});
+document.getElementById('root').appendChild(ul);});},100);</script></body></html>"""
+ITEMS = json.dumps({"items": [{"id": i, "name": f"Item {i}"} for i in range(1, 51)]}).encode()
+http_bench.PAGES["/spa"] = (SPA, "text/html; charset=utf-8")
+http_bench.PAGES["/api/items"] = (ITEMS, "application/json")
+SMALL = b"<!doctype html><html><head><title>Small</title></head><body><h1>Hello</h1><p>A small static page.</p></body></html>"
+http_bench.PAGES["/small"] = (SMALL, "text/html; charset=utf-8")
+
+
+def timed(argv, env=None):
+    t = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if p.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{p.stdout.decode()[:1500]}\n{p.stderr.decode()[-1500:]}")
+    return time.perf_counter() - t
+
+
+def browser_start_alone(env):
+    """Launch Chromium with afhttp's flags; time until its DevTools line; kill it."""
+    d = tempfile.mkdtemp(prefix="bench-chromium-")
+    argv = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={d}", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-quic", "about:blank"]
+    if env.get("AFHTTP_NO_SANDBOX") == "1":
+        argv.insert(1, "--no-sandbox")
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+    for line in p.stderr:
+        if b"DevTools listening on" in line:
+            break
+    elapsed = time.perf_counter() - t
+    os.killpg(p.pid, 9)
+    p.wait()
+    shutil.rmtree(d, ignore_errors=True)
+    return elapsed
+
+
+def main():
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env["AFHTTP_NO_SANDBOX"] = "1"
+    env["AFHTTP_LOG"] = "off"
+    srv = http_bench.serve()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    tmp = tempfile.mkdtemp(prefix="afhttp-bench-browser-")
+    host = subprocess.Popen([BIN, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    ready = json.loads(host.stdout.readline())
+    endpoint = ready["result"]["endpoint_url"]
+    cdp = endpoint + "/cdp"
+    want = "rendered_html,text,screenshot"
+    n = [0]
+
+    def out():
+        n[0] += 1
+        return os.path.join(tmp, str(n[0]))
+
+    def afhttp_warm(path):
+        return [BIN, "fetch", base + path, "--endpoint-url", endpoint, "--render", "always", "--want", want,
+                "--wait", "idle", "--readiness-idle-ms", "500", "--out", out()]
+
+    def raw(path):
+        return [sys.executable, os.path.join(ROOT, "bench", "raw_cdp.py"), cdp, base + path, out(), "500"]
+
+    for _ in range(2):
+        timed(afhttp_warm("/article"), env)
+        timed(raw("/article"), env)
+    samples = {k: [] for k in ("afhttp static", "raw static", "afhttp spa", "raw spa", "inline cold", "browser start")}
+    for _ in range(RUNS):
+        samples["afhttp static"].append(timed(afhttp_warm("/article"), env))
+        samples["raw static"].append(timed(raw("/article"), env))
+        samples["afhttp spa"].append(timed(afhttp_warm("/spa"), env))
+        samples["raw spa"].append(timed(raw("/spa"), env))
+    host.terminate()
+    host.wait(timeout=15)
+    for _ in range(max(5, RUNS // 2)):
+        samples["inline cold"].append(timed([BIN, "fetch", base + "/small", "--render", "always", "--want", want, "--wait", "load",
+                                             "--out", out()], env))
+        samples["browser start"].append(browser_start_alone(env))
+    leftovers = [e for e in os.listdir(tempfile.gettempdir()) if e.startswith(("afhttp-inline-", "afhttp-profile-"))]
+    shutil.rmtree(tmp, ignore_errors=True)
+    srv.shutdown()
+
+    med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
+    r_static = med["afhttp static"] / med["raw static"]
+    r_spa = med["afhttp spa"] / med["raw spa"]
+    added = med["inline cold"] - med["browser start"]
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "raw-browser.csv"), "w") as f:
+        f.write("case,run,wall_ms\n")
+        for k, v in samples.items():
+            for i, x in enumerate(v):
+                f.write(f"{k},{i},{x * 1000:.1f}\n")
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    rows = "\n".join(f"| {k} | {m:.0f} | {len(samples[k])} |" for k, m in med.items())
+    summary = f"""## Browser path (issue: browser host)
+
+Measured {stamp} on {platform.node()} ({os.cpu_count()} cores), Debian Chromium, {RUNS} warm runs per case.
+Warm cases: one `afhttp host`; `afhttp fetch --render always --want {want} --wait idle
+--readiness-idle-ms 500` (a whole process per fetch) vs `bench/raw_cdp.py` (also a whole
+process: Python start, WebSocket, new tab, navigate, load + 500 ms network quiet, outerHTML,
+innerText, full-page screenshot, close) on the same host's `/cdp`, alternating.
+
+| Case | median ms | runs |
+| --- | --- | --- |
+{rows}
+
+| Target | Measured | Verdict |
+| --- | --- | --- |
+| warm static article: afhttp / raw CDP ≤ 1.1 | {r_static:.2f} | {verdict(r_static <= 1.1)} |
+| warm SPA: afhttp / raw CDP ≤ 1.1 | {r_spa:.2f} | {verdict(r_spa <= 1.1)} |
+| inline cold fetch of a small page adds ≤ 300 ms to the browser's own start | {added:.0f} ms | {verdict(added <= 300)} |
+| inline fetches leave no temp dir or lock | {len(leftovers)} left | {verdict(not leftovers)} |
+"""
+    with open(os.path.join(ROOT, "bench", "summary-browser.md"), "w") as f:
+        f.write(summary)
+    http_bench.write_doc()
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
