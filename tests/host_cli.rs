@@ -480,3 +480,65 @@ fn sdk_inline_ephemeral_client() {
         "the inline host left its directory"
     );
 }
+
+#[test]
+fn host_logs_carry_the_fetch_request_id() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let log = fx.path().join("host.log");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
+    cmd.args(["host", "--listen", "tcp:127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TMPDIR", &fx.tmp)
+        .env("XDG_DATA_HOME", &fx.data)
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ready: Value = serde_json::from_str(line.trim()).unwrap();
+    let ep = ready["result"]["endpoint_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/static"),
+            "--endpoint-url",
+            &ep,
+            "--render",
+            "always",
+            "--want",
+            "text",
+        ])
+        .run();
+    let id = run.result()["request_id"].as_str().unwrap().to_string();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let logs = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["request_id"] == id.as_str()),
+        "{logs}"
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["ts"].is_string() && l["level"].is_string()),
+        "{logs}"
+    );
+}

@@ -21,6 +21,7 @@ pub struct Client {
     token: Option<String>,
     timeout: Duration,
     profile: Option<String>,
+    request_id: Option<String>,
     cdp: Mutex<Option<Arc<CdpConnection>>>,
     /// A private host this client owns (see [`Client::inline_ephemeral`]); stopped on drop.
     #[cfg(feature = "host")]
@@ -63,6 +64,7 @@ impl Client {
             token: None,
             timeout: DEFAULT_TIMEOUT,
             profile: None,
+            request_id: None,
             cdp: Mutex::new(None),
             #[cfg(feature = "host")]
             inline: std::sync::Mutex::new(None),
@@ -91,6 +93,12 @@ impl Client {
     /// connection opens (`?profile=` on `/cdp`).
     pub fn with_profile(mut self, name: Option<String>) -> Client {
         self.profile = name;
+        self
+    }
+
+    /// Tag the CDP connection with a fetch's request id, so the host's logs carry it.
+    pub fn with_request_id(mut self, request_id: Option<String>) -> Client {
+        self.request_id = request_id;
         self
     }
 
@@ -139,14 +147,18 @@ impl Client {
         if let Some(conn) = guard.as_ref().filter(|c| !c.is_closed()) {
             return Ok(conn.clone());
         }
-        let path = match &self.profile {
-            Some(p) => {
-                let query = url::form_urlencoded::Serializer::new(String::new())
-                    .append_pair("profile", p)
-                    .finish();
-                format!("/cdp?{query}")
-            }
-            None => "/cdp".to_string(),
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        if let Some(p) = &self.profile {
+            query.append_pair("profile", p);
+        }
+        if let Some(id) = &self.request_id {
+            query.append_pair("request_id", id);
+        }
+        let query = query.finish();
+        let path = if query.is_empty() {
+            "/cdp".to_string()
+        } else {
+            format!("/cdp?{query}")
         };
         let conn =
             CdpConnection::connect(&self.endpoint, &path, self.token.as_deref(), self.timeout)

@@ -27,11 +27,17 @@ pub(crate) async fn cdp_browser(
     axum::extract::RawQuery(query): axum::extract::RawQuery,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let profile = query.as_deref().and_then(|q| {
-        url::form_urlencoded::parse(q.as_bytes())
-            .find(|(k, _)| k == "profile")
-            .map(|(_, v)| v.into_owned())
-    });
+    let param = |name: &str| {
+        query.as_deref().and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        })
+    };
+    let profile = param("profile");
+    // A fetch's request id, so host logs can be matched with the driver's result.
+    let request_id = param("request_id")
+        .filter(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
     if let Some(name) = profile {
         match state.view.switch_profile(name).await {
             // The old browser is gone: its other clients are told so by a closed socket.
@@ -43,6 +49,11 @@ pub(crate) async fn cdp_browser(
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
+    crate::host::log::log(
+        crate::host::log::Level::Info,
+        "cdp client attached",
+        serde_json::json!({"request_id": request_id}),
+    );
     splice_to(&state, upgrade, &upstream.browser_ws_url).await
 }
 

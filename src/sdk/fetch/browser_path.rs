@@ -38,7 +38,11 @@ impl BrowserSlot {
                     .with_profile(req.browser.profile.clone()),
                 None => self.start_inline(req, trace).await?,
             };
-            let client = client.with_timeout(req.timeout);
+            let request_id = trace
+                .get("request_id")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let client = client.with_timeout(req.timeout).with_request_id(request_id);
             self.family = client.health().await.ok().and_then(|h| {
                 h.pointer("/backend/family")
                     .and_then(Value::as_str)
