@@ -542,3 +542,43 @@ fn host_logs_carry_the_fetch_request_id() {
         "{logs}"
     );
 }
+
+#[test]
+fn two_hosts_with_different_profiles_share_no_cookies() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut one = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--profile", "one"],
+        &[],
+    );
+    let mut two = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--profile", "two"],
+        &[],
+    );
+    let text = |ep: &str, path: &str| -> String {
+        let run = fx
+            .cmd()
+            .args([
+                "fetch",
+                &srv.url(path),
+                "--endpoint-url",
+                ep,
+                "--render",
+                "always",
+                "--want",
+                "text",
+            ])
+            .run();
+        std::fs::read_to_string(run.result()["text_file"].as_str().unwrap()).unwrap()
+    };
+    text(
+        &one.endpoint,
+        "/cookies/set-raw?h=only%3Done%3B%20Path%3D%2F%3B%20Max-Age%3D3600",
+    );
+    assert!(text(&one.endpoint, "/cookies/echo").contains("only=one"));
+    assert!(!text(&two.endpoint, "/cookies/echo").contains("only=one"));
+    assert_eq!(one.terminate().0, 0);
+    assert_eq!(two.terminate().0, 0);
+}
