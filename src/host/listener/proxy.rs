@@ -220,7 +220,55 @@ fn to_client(message: ts::Message) -> Option<(ws::Message, bool)> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use futures_util::stream;
+
+    #[tokio::test]
+    async fn pump_forwards_both_ways_until_a_close() {
+        let from_client = stream::iter(vec![
+            Ok::<_, ()>(ws::Message::Text("one".into())),
+            Ok(ws::Message::Ping(bytes::Bytes::new())),
+            Ok(ws::Message::Binary(bytes::Bytes::from_static(b"\x00\x01"))),
+            Ok(ws::Message::Close(None)),
+            Ok(ws::Message::Text("after close".into())),
+        ]);
+        let mut to_browser: Vec<ts::Message> = Vec::new();
+        let mut to_client_side: Vec<ws::Message> = Vec::new();
+        pump(
+            from_client,
+            &mut to_client_side,
+            stream::pending::<Result<ts::Message, ()>>(),
+            &mut to_browser,
+            std::future::pending(),
+        )
+        .await;
+        assert_eq!(
+            to_browser,
+            vec![
+                ts::Message::Text("one".into()),
+                ts::Message::Binary(bytes::Bytes::from_static(b"\x00\x01")),
+                ts::Message::Close(None),
+            ]
+        );
+        assert!(to_client_side.is_empty());
+    }
+
+    #[tokio::test]
+    async fn pump_stops_when_the_browser_side_ends() {
+        let from_browser = stream::iter(vec![Ok::<_, ()>(ts::Message::Text("event".into()))]);
+        let mut to_client_side: Vec<ws::Message> = Vec::new();
+        let mut to_browser: Vec<ts::Message> = Vec::new();
+        pump(
+            stream::pending::<Result<ws::Message, ()>>(),
+            &mut to_client_side,
+            from_browser,
+            &mut to_browser,
+            std::future::pending(),
+        )
+        .await;
+        assert_eq!(to_client_side, vec![ws::Message::Text("event".into())]);
+    }
 
     #[test]
     fn target_ids() {
@@ -232,8 +280,7 @@ mod tests {
 
     #[test]
     fn converts_text_binary_and_close() {
-        let (m, close) =
-            to_upstream(ws::Message::Text("{\"id\":1}".into())).unwrap_or_else(|| unreachable!());
+        let (m, close) = to_upstream(ws::Message::Text("{\"id\":1}".into())).unwrap();
         assert!(!close);
         assert_eq!(m, ts::Message::Text("{\"id\":1}".into()));
         assert!(to_upstream(ws::Message::Ping(bytes::Bytes::new())).is_none());
@@ -241,7 +288,7 @@ mod tests {
             code: CloseCode::Normal,
             reason: "bye".into(),
         })))
-        .unwrap_or_else(|| unreachable!());
+        .unwrap();
         assert!(close);
         assert_eq!(
             m,
