@@ -5,10 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need python3; then
-  echo "installing python3 (serves the demo site)" >&2
-  apt-get update -qq && apt-get install -y -qq python3 >/dev/null
+missing=()
+need python3 || missing+=(python3)    # serves the demo site
+need chromium || missing+=(chromium)  # renders the JavaScript page
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# Chromium refuses to run its sandbox as root; afhttp keeps it on unless told otherwise.
+if [ "$(id -u)" = 0 ]; then export AFHTTP_NO_SANDBOX=1; fi
 need cargo || { echo "cargo is required: install Rust with rustup first" >&2; exit 1; }
 
 cargo build --release --quiet
@@ -31,8 +36,12 @@ echo
 echo "== content.md, the artifact an agent reads first"
 cat "$out/static/content.md"
 echo
-echo "== JavaScript page with --render auto (the empty shell is detected mechanically)"
-"$bin" fetch "http://127.0.0.1:$port/app.html" --out "$out/app" | python3 -m json.tool || true
+echo "== JavaScript page with --render auto: the empty shell is detected mechanically and a"
+echo "   private browser renders it (screenshot, rendered HTML, text, console, ...)"
+"$bin" fetch "http://127.0.0.1:$port/app.html" --out "$out/app" | python3 -m json.tool
+echo
+echo "== text.txt of the rendered JavaScript page"
+cat "$out/app/text.txt"
 echo
 echo "== artifacts"
 find "$out" -type f -printf '%M %8s  %p\n' | sort -k3
