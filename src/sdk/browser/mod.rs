@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
-use crate::sdk::challenge::{self, PageKind};
+use crate::sdk::challenge;
 use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::takeover_hint;
@@ -239,19 +239,10 @@ fn outcome(
     let mut page_kind = None;
     let mut next_action = None;
     if let Some(c) = challenge::classify(status, &headers, rendered_html.unwrap_or("")) {
-        page_kind = Some(c.page_kind);
-        let code = match c.page_kind {
-            PageKind::BotWall => ErrorCode::BotWallDetected,
-            PageKind::SecurityChallenge => ErrorCode::SecurityChallengeDetected,
-        };
-        warnings.push(Warning::general(
-            code,
-            format!("{}: {}", c.vendor, c.marker),
-        ));
-        next_action = Some(takeover_hint::human_takeover(
-            req.url.as_str(),
-            &format!("challenge_markers: {} ({})", c.vendor, c.marker),
-        ));
+        let (kind, warning, next) = takeover_hint::challenge_facts(&c, req.url.as_str());
+        page_kind = Some(kind);
+        warnings.push(warning);
+        next_action = Some(next);
     }
     FetchOutcome {
         request_id: request_id.to_string(),

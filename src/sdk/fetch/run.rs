@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::error::{AfError, ErrorCode, Warning};
-use crate::sdk::challenge::{self, PageKind};
+use crate::sdk::challenge;
 use crate::sdk::content_type;
 use crate::sdk::cookies::jar;
 use crate::sdk::cookies::Cookie;
@@ -354,19 +354,10 @@ async fn attempt_once(
     let mut page_kind = None;
     let mut next_action = None;
     if let Some(c) = &challenge {
-        page_kind = Some(c.page_kind);
-        let code = match c.page_kind {
-            PageKind::BotWall => ErrorCode::BotWallDetected,
-            PageKind::SecurityChallenge => ErrorCode::SecurityChallengeDetected,
-        };
-        warnings.push(Warning::general(
-            code,
-            format!("{}: {}", c.vendor, c.marker),
-        ));
-        next_action = Some(takeover_hint::human_takeover(
-            req.url.as_str(),
-            &format!("challenge_markers: {} ({})", c.vendor, c.marker),
-        ));
+        let (kind, warning, next) = takeover_hint::challenge_facts(c, req.url.as_str());
+        page_kind = Some(kind);
+        warnings.push(warning);
+        next_action = Some(next);
     }
 
     Ok(AttemptEnd::Done(Box::new(FetchOutcome {

@@ -2,6 +2,23 @@
 
 use serde_json::{json, Value};
 
+use crate::error::{ErrorCode, Warning};
+use crate::sdk::challenge::{Challenge, PageKind};
+
+/// What a matched challenge adds to a result: `page_kind`, its warning, and `next_action`.
+pub fn challenge_facts(c: &Challenge, requested_url: &str) -> (PageKind, Warning, Value) {
+    let code = match c.page_kind {
+        PageKind::BotWall => ErrorCode::BotWallDetected,
+        PageKind::SecurityChallenge => ErrorCode::SecurityChallengeDetected,
+    };
+    let warning = Warning::general(code, format!("{}: {}", c.vendor, c.marker));
+    let next = human_takeover(
+        requested_url,
+        &format!("challenge_markers: {} ({})", c.vendor, c.marker),
+    );
+    (c.page_kind, warning, next)
+}
+
 /// Quote one argument for a POSIX shell (single quotes; only when needed).
 pub fn shell_quote(arg: &str) -> String {
     let safe = !arg.is_empty()
