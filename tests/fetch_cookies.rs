@@ -5,9 +5,7 @@ use serde_json::Value;
 use crate::support::{Fixture, FixtureServer};
 
 fn echoed_cookie(run: &crate::support::Run) -> Value {
-    let p = run.result()["body_file"].as_str().unwrap().to_string();
-    let v: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
-    v["cookie"].clone()
+    run.artifact_json("body_file")["cookie"].clone()
 }
 
 fn jar_names(path: &std::path::Path) -> Vec<String> {

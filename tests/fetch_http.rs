@@ -7,14 +7,6 @@ use serde_json::Value;
 
 use crate::support::{Fixture, FixtureServer};
 
-fn file(result: &Value, key: &str) -> String {
-    let p = result[key]
-        .as_str()
-        .unwrap_or_else(|| panic!("no {key} in {result}"));
-    assert!(Path::new(p).is_absolute(), "{key} is not absolute: {p}");
-    p.to_string()
-}
-
 #[test]
 fn static_page_body_only_by_default() {
     let fx = Fixture::new();
@@ -30,7 +22,7 @@ fn static_page_body_only_by_default() {
     assert_eq!(r["status"], 200);
     assert_eq!(r["render"], "http");
     assert_eq!(r["warnings"], serde_json::json!([]));
-    let body = file(r, "body_file");
+    let body = run.artifact_path("body_file");
     assert!(body.ends_with("/body.html"));
     assert!(std::fs::read_to_string(&body).unwrap().contains("<h1>"));
     assert!(r.get("text_file").is_none() && r.get("content_file").is_none());
@@ -49,7 +41,7 @@ fn default_out_dir_is_private_temp_request_dir() {
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/json")]).run();
     let r = run.result();
-    let body = file(r, "body_file");
+    let body = run.artifact_path("body_file");
     let expected = fx
         .tmp
         .join("afhttp-out")
@@ -99,8 +91,7 @@ fn redirect_chain_is_followed_and_each_hop_recorded() {
     let r = run.result();
     assert_eq!(r["redirects"], 3);
     assert_eq!(r["final_url"], srv.url("/static"));
-    let net: Value =
-        serde_json::from_slice(&std::fs::read(file(r, "network_file")).unwrap()).unwrap();
+    let net: Value = run.artifact_json("network_file");
     let entries = net["entries"].as_array().unwrap();
     let statuses: Vec<u64> = entries
         .iter()
@@ -149,8 +140,7 @@ fn request_options_reach_the_server() {
             "body",
         ])
         .run();
-    let body: Value =
-        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value = run.artifact_json("body_file");
     assert_eq!(body["method"], "PUT");
     assert_eq!(body["body"], "hello");
     assert_eq!(body["headers"]["x-test"], "yes");
@@ -169,8 +159,7 @@ fn request_options_reach_the_server() {
         ])
         .arg(format!("@{}", data.display()))
         .run();
-    let body: Value =
-        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value = run.artifact_json("body_file");
     assert_eq!(body["method"], "POST", "--data implies POST");
     assert_eq!(body["body"], r#"{"a":1}"#);
     assert_eq!(body["headers"]["content-type"], "application/json");
@@ -191,8 +180,7 @@ fn forms_urlencoded_and_multipart() {
             "b=x y",
         ])
         .run();
-    let body: Value =
-        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value = run.artifact_json("body_file");
     assert_eq!(body["body"], "a=1&b=x+y");
     assert_eq!(
         body["headers"]["content-type"],
@@ -206,8 +194,7 @@ fn forms_urlencoded_and_multipart() {
         .args(["fetch", &srv.url("/echo"), "--form", "note=hi", "--form"])
         .arg(format!("doc=@{}", upload.display()))
         .run();
-    let body: Value =
-        serde_json::from_slice(&std::fs::read(file(run.result(), "body_file")).unwrap()).unwrap();
+    let body: Value = run.artifact_json("body_file");
     assert!(body["headers"]["content-type"]
         .as_str()
         .unwrap()
@@ -226,7 +213,7 @@ fn compressed_bodies_are_decoded() {
     let srv = FixtureServer::start();
     for path in ["/gzip", "/deflate", "/brotli"] {
         let run = fx.cmd().args(["fetch", &srv.url(path)]).run();
-        let body = std::fs::read_to_string(file(run.result(), "body_file")).unwrap();
+        let body = run.artifact_text("body_file");
         assert!(
             body.contains("<html") || body.contains("<!doctype"),
             "{path}: {body:.80}"
@@ -252,17 +239,16 @@ fn text_content_and_content_json_from_http_without_a_browser() {
         .run();
     let r = run.result();
     assert_eq!(r["render"], "http");
-    let text = std::fs::read_to_string(file(r, "text_file")).unwrap();
+    let text = run.artifact_text("text_file");
     assert!(text.len() > 1000, "text too short");
     assert!(!text.contains("<p>"));
-    let md = std::fs::read_to_string(file(r, "content_file")).unwrap();
+    let md = run.artifact_text("content_file");
     assert!(md.contains("# "), "no headings in content.md");
     assert!(
         md.contains(&format!("]({}", srv.url("/"))) || md.contains("](http://127.0.0.1"),
         "links not absolute"
     );
-    let cj: Value =
-        serde_json::from_slice(&std::fs::read(file(r, "content_json_file")).unwrap()).unwrap();
+    let cj: Value = run.artifact_json("content_json_file");
     assert!(cj["links"].as_array().unwrap().len() >= 10);
     assert!(r["body_file"].is_string(), "body is always written");
 }
@@ -275,7 +261,7 @@ fn latin1_page_is_decoded_for_text() {
         .cmd()
         .args(["fetch", &srv.url("/charset/latin1"), "--want", "text"])
         .run();
-    let text = std::fs::read_to_string(file(run.result(), "text_file")).unwrap();
+    let text = run.artifact_text("text_file");
     assert!(text.contains("café"), "{text}");
 }
 
@@ -288,7 +274,7 @@ fn binary_body_gets_empty_projection_warnings() {
         .args(["fetch", &srv.url("/image.png"), "--want", "body,text"])
         .run();
     let r = run.result();
-    assert!(file(r, "body_file").ends_with("body.png"));
+    assert!(run.artifact_path("body_file").ends_with("body.png"));
     let w = r["warnings"].as_array().unwrap();
     assert!(
         w.iter()
@@ -313,7 +299,12 @@ fn max_response_bytes_truncates_with_warning() {
     let r = run.result();
     assert_eq!(r["body_bytes"], 1000);
     assert_eq!(r["body_truncated"], true);
-    assert_eq!(std::fs::metadata(file(r, "body_file")).unwrap().len(), 1000);
+    assert_eq!(
+        std::fs::metadata(run.artifact_path("body_file"))
+            .unwrap()
+            .len(),
+        1000
+    );
     assert!(r["warnings"]
         .as_array()
         .unwrap()
@@ -331,5 +322,10 @@ fn head_request_writes_an_empty_body() {
         .run();
     let r = run.result();
     assert_eq!(r["body_bytes"], 0);
-    assert_eq!(std::fs::metadata(file(r, "body_file")).unwrap().len(), 0);
+    assert_eq!(
+        std::fs::metadata(run.artifact_path("body_file"))
+            .unwrap()
+            .len(),
+        0
+    );
 }

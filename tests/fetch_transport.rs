@@ -7,11 +7,6 @@ use serde_json::Value;
 
 use crate::support::{Fixture, FixtureServer, HttpProxy, Socks5Proxy, TlsFixtureServer};
 
-fn body_json(run: &crate::support::Run) -> Value {
-    let p = run.result()["body_file"].as_str().unwrap().to_string();
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
-}
-
 #[test]
 fn slow_server_times_out_retryable_and_leaves_nothing() {
     let fx = Fixture::new();
@@ -259,7 +254,7 @@ fn ambient_proxy_variables_are_ignored() {
         .env("ALL_PROXY", proxy.url())
         .args(["fetch", &srv.url("/echo")])
         .run();
-    assert_eq!(body_json(&run)["path"], "/echo");
+    assert_eq!(run.artifact_json("body_file")["path"], "/echo");
     assert_eq!(proxy.requests(), 0, "ambient proxy was used");
 }
 

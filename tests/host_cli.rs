@@ -173,7 +173,7 @@ fn host_serves_drivers_and_stops_cleanly() {
     assert_eq!(r["render"], "browser");
     assert!(r["tab_id"].is_string(), "browser results carry tab_id: {r}");
     assert!(r["screenshot_file"].is_string() && r["rendered_html_file"].is_string());
-    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    let text = run.artifact_text("text_file");
     assert!(text.contains("Item 50"), "SPA not rendered: {text:.300}");
 
     let tabs = fx.cmd().args(["tabs", "list"]).args(auth).run();
@@ -274,7 +274,7 @@ fn inline_escalation_renders_and_leaves_nothing() {
         run.event["trace"]["render"]["escalation_reason"]["code"],
         "empty_html_shell"
     );
-    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    let text = run.artifact_text("text_file");
     assert!(text.contains("Item 50"), "{text}");
     let leftovers: Vec<_> = std::fs::read_dir(&fx.tmp)
         .unwrap()
@@ -327,7 +327,7 @@ fn lightpanda_host_fetches_without_screenshots() {
             .any(|w| w["artifact"] == "screenshot" && w["code"] == "backend_unsupported"),
         "{w:?}"
     );
-    let text = std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap();
+    let text = run.artifact_text("text_file");
     assert!(text.contains("Item 50"), "{text:.200}");
     assert_eq!(host.terminate().0, 0);
 }
@@ -395,12 +395,11 @@ fn runtime_profile_switching_keeps_profiles_apart() {
                 "text",
             ])
             .run();
-        let r = run.result().clone();
         assert_eq!(
             run.event["trace"]["render"]["escalation_reason"]["code"],
             "profile_requested"
         );
-        std::fs::read_to_string(r["text_file"].as_str().unwrap()).unwrap()
+        run.artifact_text("text_file")
     };
     // A persistent cookie (a session cookie rightly dies with the browser on a switch).
     fetch_text(
@@ -571,7 +570,7 @@ fn two_hosts_with_different_profiles_share_no_cookies() {
                 "text",
             ])
             .run();
-        std::fs::read_to_string(run.result()["text_file"].as_str().unwrap()).unwrap()
+        run.artifact_text("text_file")
     };
     text(
         &one.endpoint,

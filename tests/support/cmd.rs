@@ -148,6 +148,25 @@ impl Run {
         &self.event["result"]
     }
 
+    /// The absolute path in `result.<key>` (e.g. `body_file`) of a successful run.
+    pub fn artifact_path(&self, key: &str) -> String {
+        let p = self.result()[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {key} in the result\n{}", self.context));
+        assert!(Path::new(p).is_absolute(), "{key} is not absolute: {p}");
+        p.to_string()
+    }
+
+    /// The text of the artifact at `result.<key>`.
+    pub fn artifact_text(&self, key: &str) -> String {
+        std::fs::read_to_string(self.artifact_path(key)).unwrap()
+    }
+
+    /// The artifact at `result.<key>`, parsed as JSON.
+    pub fn artifact_json(&self, key: &str) -> Value {
+        serde_json::from_slice(&std::fs::read(self.artifact_path(key)).unwrap()).unwrap()
+    }
+
     /// Assert an `error` event with `code` and exit `status`; return `error`.
     pub fn error(&self, code: &str, status: i32) -> &Value {
         assert_eq!(
