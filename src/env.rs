@@ -36,6 +36,10 @@ pub const ENGINE_ENV: &str = "AFHTTP_ENGINE_ENV";
 pub const BROWSER_ARG: &str = "AFHTTP_BROWSER_ARG";
 /// `afhttp host --allowed-host`, comma-separated host names accepted without a bearer header.
 pub const ALLOWED_HOST: &str = "AFHTTP_ALLOWED_HOST";
+/// `afhttp host --recent-requests-cap`.
+pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
+/// `afhttp host --profile-switch-wait-ms`.
+pub const PROFILE_SWITCH_WAIT_MS: &str = "AFHTTP_PROFILE_SWITCH_WAIT_MS";
 /// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// Home directory, used for `~/.local/share` and agent skill directories.

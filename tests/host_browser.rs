@@ -109,7 +109,11 @@ fn chromium_starts_answers_and_shutdown_leaves_no_process() {
         assert!(browser.http_base.starts_with("http://127.0.0.1:"));
         let port = browser.http_base.rsplit(':').next().unwrap();
         assert!(browser.ws_url.contains(&format!(":{port}/")));
-        let product = browser.product.clone().unwrap();
+        // Chromium's product string is asked for after the launch, off the start path.
+        assert_eq!(browser.product, None);
+        let product = afhttp::host::browser::product(&browser.http_base)
+            .await
+            .unwrap();
         assert!(product.contains("Chrome/"), "{product}");
         assert!(!browser.has_exited());
         assert!(group_members(browser.pid).contains(&browser.pid));

@@ -145,6 +145,10 @@ fn host_serves_drivers_and_stops_cleanly() {
     assert_eq!(h["status"], "ok");
     assert_eq!(h["backend"]["family"], "chromium");
     assert!(h["tabs_active"].is_number());
+    // The product string, asked for off the start path, is there once the host is ready.
+    let version = host.ready["backend"]["version"].as_str().unwrap_or("");
+    assert!(version.contains("Chrome/"), "{}", host.ready);
+    assert_eq!(h["backend"]["version"], version);
     let c = fx.cmd().arg("capabilities").args(auth).run();
     assert_eq!(c.result()["artifacts"]["screenshot"]["supported"], true);
     let v = fx

@@ -17,5 +17,6 @@ mod fixture_server;
 mod host_browser;
 mod host_cli;
 mod host_listener;
+mod host_runtime;
 mod profile;
 mod skill;

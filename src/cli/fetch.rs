@@ -294,6 +294,7 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
             readiness_min_text_bytes: args.readiness_min_text_bytes,
             capture_ws: args.capture_ws,
             capture_sse: args.capture_sse,
+            ..BrowserOptions::default()
         },
         ..FetchRequest::get(url)
     })

@@ -11,6 +11,11 @@ use crate::profile::Backend;
 
 pub use super::host_args::HostArgs;
 
+/// Largest `--recent-requests-cap` (records are small, but memory is not free).
+const MAX_RECENT_REQUESTS: u64 = 100_000;
+/// Largest `--profile-switch-wait-ms` (ten minutes).
+const MAX_SWITCH_WAIT_MS: u64 = 600_000;
+
 /// Turn flags into validated options.
 pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     let listen = ListenAddr::parse(&args.listen)?;
@@ -83,6 +88,20 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         .filter(|a| !a.is_empty())
         .collect();
     opts.allowed_hosts = args.allowed_host;
+    if args.recent_requests_cap > MAX_RECENT_REQUESTS {
+        return Err(AfError::invalid(format!(
+            "--recent-requests-cap {} is above the limit of {MAX_RECENT_REQUESTS}",
+            args.recent_requests_cap
+        )));
+    }
+    opts.recent_requests_cap = args.recent_requests_cap as usize;
+    if args.profile_switch_wait_ms > MAX_SWITCH_WAIT_MS {
+        return Err(AfError::invalid(format!(
+            "--profile-switch-wait-ms {} is above the limit of {MAX_SWITCH_WAIT_MS}",
+            args.profile_switch_wait_ms
+        )));
+    }
+    opts.profile_switch_wait = Duration::from_millis(args.profile_switch_wait_ms);
     opts.startup_timeout = Duration::from_secs(30);
     Ok(opts)
 }

@@ -55,4 +55,12 @@ pub struct HostArgs {
     /// Host names accepted without a bearer header (besides IPs and localhost). Repeatable.
     #[arg(long, value_name = "HOST", env = env::ALLOWED_HOST, value_delimiter = ',')]
     pub allowed_host: Vec<String>,
+    /// Keep the last N request/response metadata records across the browser, served at
+    /// `GET /recent-requests` (0 = off). At most 100000.
+    #[arg(long, value_name = "N", env = env::RECENT_REQUESTS_CAP, default_value_t = 0)]
+    pub recent_requests_cap: u64,
+    /// On a runtime profile switch, how long to wait for other clients (in-flight fetches)
+    /// to finish before closing them with a reason. At most 600000.
+    #[arg(long, value_name = "MS", env = env::PROFILE_SWITCH_WAIT_MS, default_value_t = 15_000)]
+    pub profile_switch_wait_ms: u64,
 }

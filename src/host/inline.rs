@@ -11,6 +11,8 @@ pub struct InlineHost {
     running: Option<RunningHost>,
     /// Where it listens.
     pub endpoint: Endpoint,
+    /// The backend family (`chromium`, `lightpanda`, ...), as `/health` would report it.
+    pub family: Option<String>,
     // Declared last: the socket directory outlives the host that listens in it.
     _dir: tempfile::TempDir,
 }
@@ -32,10 +34,17 @@ impl InlineHost {
             .map_err(|e| AfError::io("create the inline host directory", &e))?;
         let socket = dir.path().join("host.sock");
         let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
+        opts.wait_for_product = false;
         opts.browser_bin =
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
         let running = run::start(opts).await?;
+        let family = running
+            .ready
+            .pointer("/backend/family")
+            .and_then(serde_json::Value::as_str)
+            .map(String::from);
         Ok(InlineHost {
+            family,
             running: Some(running),
             endpoint: Endpoint::Unix(socket),
             _dir: dir,

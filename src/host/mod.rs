@@ -7,5 +7,7 @@ pub mod inline;
 pub mod listener;
 pub mod log;
 pub mod profile_session;
+pub mod recent_requests;
+pub mod recorder;
 pub mod run;
 pub mod token;

@@ -16,6 +16,8 @@ use crate::host::listener::{
 };
 use crate::host::log::{log, Level};
 use crate::host::profile_session::ActiveProfile;
+use crate::host::recent_requests::RecentRequests;
+use crate::host::recorder;
 use crate::profile::Backend;
 
 /// How long the browser gets to exit before SIGKILL.
@@ -54,6 +56,13 @@ pub struct HostOptions {
     pub no_sandbox: bool,
     /// Browser start bound.
     pub startup_timeout: Duration,
+    /// Whether the ready document waits (bounded) for the browser's product string; an
+    /// inline host skips the wait because nothing reads it there.
+    pub wait_for_product: bool,
+    /// `--recent-requests-cap` (0 = off).
+    pub recent_requests_cap: usize,
+    /// `--profile-switch-wait-ms`.
+    pub profile_switch_wait: Duration,
 }
 
 impl HostOptions {
@@ -75,6 +84,9 @@ impl HostOptions {
             no_sandbox: crate::env::var(crate::env::NO_SANDBOX)
                 .is_some_and(|v| crate::env::is_truthy(&v)),
             startup_timeout: Duration::from_secs(30),
+            wait_for_product: true,
+            recent_requests_cap: 0,
+            profile_switch_wait: Duration::from_secs(15),
         }
     }
 }
@@ -82,6 +94,7 @@ impl HostOptions {
 /// A request to relaunch the browser under another profile.
 struct SwitchRequest {
     name: String,
+    before_stop: futures_util::future::BoxFuture<'static, ()>,
     reply: tokio::sync::oneshot::Sender<Result<bool, AfError>>,
 }
 
@@ -94,6 +107,10 @@ struct LiveView {
     profile: RwLock<Value>,
     restarts: RwLock<u32>,
     switch: tokio::sync::mpsc::UnboundedSender<SwitchRequest>,
+    /// `--recent-requests-cap` records (`None`: off).
+    recent: Option<Arc<RecentRequests>>,
+    /// The recorder task of the current browser.
+    recorder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl HostView for LiveView {
@@ -124,15 +141,41 @@ impl HostView for LiveView {
 
     fn capabilities(&self) -> Value {
         let product = self.product.read().ok().and_then(|p| p.clone());
-        capabilities::document(self.backend, product.as_deref(), None)
+        let mut doc = capabilities::document(self.backend, product.as_deref(), None);
+        doc["recent_requests"] = json!({
+            "enabled": self.recent.is_some(),
+            "cap": self.recent.as_ref().map_or(0, |r| r.cap()),
+        });
+        doc
+    }
+
+    fn profile_is_active(&self, name: &str) -> bool {
+        // `-` always asks for a fresh ephemeral profile, so it is never "already active".
+        name != crate::profile::EPHEMERAL
+            && self
+                .profile
+                .read()
+                .is_ok_and(|p| p.get("name").and_then(Value::as_str) == Some(name))
+    }
+
+    fn recent_requests(&self) -> Value {
+        match &self.recent {
+            Some(r) => r.document(),
+            None => json!({"enabled": false, "cap": 0, "dropped": 0, "records": []}),
+        }
     }
 
     fn switch_profile(
         &self,
         name: String,
+        before_stop: futures_util::future::BoxFuture<'static, ()>,
     ) -> futures_util::future::BoxFuture<'static, Result<bool, AfError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
-        let sent = self.switch.send(SwitchRequest { name, reply });
+        let sent = self.switch.send(SwitchRequest {
+            name,
+            before_stop,
+            reply,
+        });
         Box::pin(async move {
             sent.map_err(|_| AfError::new(ErrorCode::CdpUnavailable, "the host is shutting down"))?;
             rx.await
@@ -142,6 +185,42 @@ impl HostView for LiveView {
 }
 
 impl LiveView {
+    /// Start recording `b` (when `--recent-requests-cap` is on), replacing the old recorder.
+    fn record(&self, b: &RunningBrowser) {
+        let Some(store) = &self.recent else {
+            return;
+        };
+        let task = recorder::spawn(&b.ws_url, Arc::clone(store));
+        if let Ok(mut slot) = self.recorder.lock() {
+            if let Some(old) = slot.replace(task) {
+                old.abort();
+            }
+        }
+    }
+
+    /// Stop the recorder (shutdown).
+    fn stop_recording(&self) {
+        if let Some(old) = self.recorder.lock().ok().and_then(|mut s| s.take()) {
+            old.abort();
+        }
+    }
+
+    /// Ask the browser for its product string in the background and record it.
+    fn refresh_product(self: &Arc<Self>, b: &RunningBrowser) -> tokio::task::JoinHandle<()> {
+        let view = Arc::clone(self);
+        let http_base = b.http_base.clone();
+        let known = b.product.clone();
+        tokio::spawn(async move {
+            let product = match known {
+                Some(p) => Some(p),
+                None => browser::product(&http_base).await,
+            };
+            if let (Some(product), Ok(mut p)) = (product, view.product.write()) {
+                *p = Some(product);
+            }
+        })
+    }
+
     fn set(&self, b: Option<&RunningBrowser>, status: HostStatus) {
         if let Ok(mut u) = self.upstream.write() {
             *u = b.map(|b| Upstream {
@@ -149,8 +228,10 @@ impl LiveView {
                 http_base: b.http_base.clone(),
             });
         }
-        if let (Some(b), Ok(mut p)) = (b, self.product.write()) {
-            *p = b.product.clone();
+        if let (Some(product), Ok(mut p)) =
+            (b.and_then(|b| b.product.clone()), self.product.write())
+        {
+            *p = Some(product);
         }
         if let Ok(mut s) = self.status.write() {
             *s = status;
@@ -186,6 +267,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.health = opts.health;
     config.health_public_minimal = opts.health_public_minimal;
     config.allowed_hosts = opts.allowed_hosts.clone();
+    config.profile_switch_wait = opts.profile_switch_wait;
     config.validate()?;
     let path_env = std::env::var_os("PATH");
     let (backend, binary) = match (opts.backend, &opts.browser_bin) {
@@ -237,18 +319,27 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         profile: RwLock::new(profile.describe()),
         restarts: RwLock::new(0),
         switch: switch_tx,
+        recent: (opts.recent_requests_cap > 0)
+            .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
+        recorder: std::sync::Mutex::new(None),
     });
     view.set(Some(&first), HostStatus::Ok);
+    view.record(&first);
+    let product_task = view.refresh_product(&first);
     let state = Arc::new(ListenerState::new(view.clone(), config)?);
     let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let bound = listener::serve(state, async {
         let _ = listener_stop_rx.await;
     })
     .await?;
+    if opts.wait_for_product {
+        let _ = tokio::time::timeout(Duration::from_secs(3), product_task).await;
+    }
+    let product = view.product.read().ok().and_then(|p| p.clone());
     let ready = json!({
         "listen": bound.local,
         "endpoint_url": endpoint_url(&bound.local),
-        "backend": {"name": backend.as_str(), "family": backend.family(), "version": first.product},
+        "backend": {"name": backend.as_str(), "family": backend.family(), "version": product},
         "browser_pid": first.pid,
         "profile": profile.describe(),
         "profile_path": profile.path(),
@@ -314,7 +405,7 @@ async fn supervise(
         tokio::select! {
             _ = &mut stop => break Ok(()),
             Some(req) = switches.recv() => {
-                let result = switch(&mut s, &view, &req.name).await;
+                let result = switch(&mut s, &view, &req.name, req.before_stop).await;
                 let _ = req.reply.send(result);
             }
             _ = tokio::time::sleep(Duration::from_millis(500)) => {
@@ -331,24 +422,34 @@ async fn supervise(
                 if let Ok(mut r) = view.restarts.write() { *r = relaunches; }
                 tokio::time::sleep(Duration::from_millis(250u64 << relaunches.min(5))).await;
                 match browser::launch(&s.launch_opts).await {
-                    Ok(b) => { s.browser = b; view.set(Some(&s.browser), HostStatus::Ok); }
+                    Ok(b) => {
+                        s.browser = b;
+                        view.set(Some(&s.browser), HostStatus::Ok);
+                        view.refresh_product(&s.browser);
+                        view.record(&s.browser);
+                    }
                     Err(e) => log(Level::Error, "browser relaunch failed", json!({"error": e.message})),
                 }
             }
         }
     };
     // Ordered shutdown: stop taking work, then the browser, then the profile.
+    let stopping = Instant::now();
+    let ms = |t: Instant| t.elapsed().as_millis() as u64;
     view.set(None, HostStatus::Starting);
+    view.stop_recording();
     let _ = listener_stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
+    log(Level::Debug, "listener closed", json!({"ms": ms(stopping)}));
     if s.name.is_some() {
         stop_browser(&mut s.browser).await;
     } else {
         // An ephemeral profile is deleted next: nothing on disk is worth a graceful close.
-        s.browser.shutdown(Duration::from_millis(200)).await;
+        s.browser.kill_now().await;
     }
+    log(Level::Debug, "browser stopped", json!({"ms": ms(stopping)}));
     drop(s.profile);
-    log(Level::Info, "host stopped", json!({}));
+    log(Level::Info, "host stopped", json!({"ms": ms(stopping)}));
     outcome
 }
 
@@ -379,12 +480,18 @@ async fn stop_browser(b: &mut RunningBrowser) {
 
 /// Relaunch under profile `name`. The new profile is opened (and locked) before the old
 /// browser stops, so a locked or invalid profile leaves the running browser untouched.
-async fn switch(s: &mut Supervised, view: &LiveView, name: &str) -> Result<bool, AfError> {
+async fn switch(
+    s: &mut Supervised,
+    view: &Arc<LiveView>,
+    name: &str,
+    before_stop: futures_util::future::BoxFuture<'static, ()>,
+) -> Result<bool, AfError> {
     let wanted = (name != crate::profile::EPHEMERAL).then(|| name.to_string());
     if wanted.is_some() && wanted == s.name {
         return Ok(false);
     }
     let next = ActiveProfile::open(wanted.as_deref(), s.launch_opts.backend)?;
+    before_stop.await;
     let mut opts = s.launch_opts.clone();
     opts.user_data_dir = next.path().to_path_buf();
     opts.downloads_dir = Some(next.downloads_dir());
@@ -400,6 +507,12 @@ async fn switch(s: &mut Supervised, view: &LiveView, name: &str) -> Result<bool,
                 *p = s.profile.describe();
             }
             view.set(Some(&s.browser), HostStatus::Ok);
+            view.refresh_product(&s.browser);
+            // Records of one identity do not outlive it.
+            if let Some(r) = &view.recent {
+                r.clear();
+            }
+            view.record(&s.browser);
             log(Level::Info, "profile switched", json!({"profile": s.name}));
             Ok(true)
         }
@@ -408,6 +521,7 @@ async fn switch(s: &mut Supervised, view: &LiveView, name: &str) -> Result<bool,
             if let Ok(b) = browser::launch(&s.launch_opts).await {
                 s.browser = b;
                 view.set(Some(&s.browser), HostStatus::Ok);
+                view.record(&s.browser);
             }
             Err(e)
         }

@@ -113,6 +113,20 @@ impl Client {
         &self.endpoint
     }
 
+    /// `GET /recent-requests`: the host's last request records (`--recent-requests-cap`).
+    pub async fn recent_requests(&self) -> Result<Value, AfError> {
+        Ok(host_http::request(
+            &self.endpoint,
+            "GET",
+            "/recent-requests",
+            self.token.as_deref(),
+            None,
+            self.timeout,
+        )
+        .await?
+        .body)
+    }
+
     /// `GET /health`.
     pub async fn health(&self) -> Result<Value, AfError> {
         Ok(host_http::request(

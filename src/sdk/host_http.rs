@@ -74,7 +74,51 @@ fn check(resp: HostResponse, path: &str) -> Result<HostResponse, AfError> {
     Err(e)
 }
 
+/// Longest response accepted from a host's control route (its JSON documents are small).
+const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// TLS endpoints go through reqwest; plain TCP speaks HTTP/1.1 by hand, like the unix socket,
+/// because building a reqwest client loads the system trust store, a cost every cold
+/// `fetch` and host start would otherwise pay for a loopback request.
 async fn tcp(
+    endpoint: &Endpoint,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Result<HostResponse, AfError> {
+    let Endpoint::Tcp { tls, host, port } = endpoint else {
+        return Err(AfError::new(
+            ErrorCode::InvalidEndpoint,
+            "not a TCP endpoint",
+        ));
+    };
+    if *tls {
+        return tls_request(endpoint, method, path, token, body).await;
+    }
+    let url = format!("{}{path}", endpoint.http_base());
+    let unreachable = |e: std::io::Error| {
+        AfError::new(
+            ErrorCode::HostUnreachable,
+            format!("cannot reach the host at {url}: {e}"),
+        )
+        .with_hint("check that `afhttp host` is running and the endpoint is right")
+    };
+    let stream = tokio::net::TcpStream::connect((host.as_str(), *port))
+        .await
+        .map_err(unreachable)?;
+    let _ = stream.set_nodelay(true);
+    let authority = endpoint
+        .http_base()
+        .split_once("://")
+        .map_or_else(|| host.clone(), |(_, a)| a.to_string());
+    exchange(stream, &authority, method, path, token, body)
+        .await
+        .map_err(unreachable)?
+        .ok_or_else(malformed)
+}
+
+async fn tls_request(
     endpoint: &Endpoint,
     method: &str,
     path: &str,
@@ -126,15 +170,42 @@ async fn unix(
     token: Option<&str>,
     body: Option<&Value>,
 ) -> Result<HostResponse, AfError> {
-    let mut stream = tokio::net::UnixStream::connect(socket).await.map_err(|e| {
+    let stream = tokio::net::UnixStream::connect(socket).await.map_err(|e| {
         AfError::new(
             ErrorCode::HostUnreachable,
             format!("cannot connect to {}: {e}", socket.display()),
         )
         .with_hint("check that `afhttp host --listen unix:...` is running")
     })?;
+    exchange(stream, "localhost", method, path, token, body)
+        .await
+        .map_err(|e| {
+            AfError::new(
+                ErrorCode::HostUnreachable,
+                format!("{}: {e}", socket.display()),
+            )
+        })?
+        .ok_or_else(malformed)
+}
+
+fn malformed() -> AfError {
+    AfError::new(
+        ErrorCode::HostUnreachable,
+        "the host sent a malformed HTTP response",
+    )
+}
+
+/// One `Connection: close` HTTP/1.1 exchange on `stream`; `None` for a malformed answer.
+async fn exchange(
+    mut stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    authority: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> std::io::Result<Option<HostResponse>> {
     let payload = body.map(Value::to_string).unwrap_or_default();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAccept: application/json\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAccept: application/json\r\n");
     if let Some(t) = token {
         head.push_str(&format!("Authorization: Bearer {t}\r\n"));
     }
@@ -145,22 +216,54 @@ async fn unix(
         ));
     }
     head.push_str("\r\n");
-    let io = |e: std::io::Error| {
-        AfError::new(
-            ErrorCode::HostUnreachable,
-            format!("{}: {e}", socket.display()),
-        )
-    };
-    stream.write_all(head.as_bytes()).await.map_err(io)?;
-    stream.write_all(payload.as_bytes()).await.map_err(io)?;
+    head.push_str(&payload);
+    stream.write_all(head.as_bytes()).await?;
+    // Read until the response is complete rather than until close: not every server
+    // (Chromium's DevTools one among them) closes promptly after `Connection: close`.
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.map_err(io)?;
-    parse_http_response(&raw).ok_or_else(|| {
-        AfError::new(
-            ErrorCode::HostUnreachable,
-            "the host sent a malformed HTTP response",
-        )
-    })
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&chunk[..n]);
+        if raw.len() as u64 > MAX_RESPONSE_BYTES {
+            return Ok(None);
+        }
+        if response_complete(&raw) {
+            break;
+        }
+    }
+    Ok(parse_http_response(&raw))
+}
+
+/// Whether `raw` holds a whole response: headers plus `Content-Length` bytes, or a chunked
+/// body through its last chunk. A body with neither is read until the peer closes.
+fn response_complete(raw: &[u8]) -> bool {
+    let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let Ok(head) = std::str::from_utf8(&raw[..split]) else {
+        return false;
+    };
+    let body = &raw[split + 4..];
+    for line in head.split("\r\n").skip(1) {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let name = name.trim().to_ascii_lowercase();
+        if name == "content-length" {
+            return value
+                .trim()
+                .parse::<usize>()
+                .is_ok_and(|len| body.len() >= len);
+        }
+        if name == "transfer-encoding" && value.to_ascii_lowercase().contains("chunked") {
+            return body.ends_with(b"0\r\n\r\n");
+        }
+    }
+    false
 }
 
 /// Parse a complete HTTP/1.1 response (Content-Length, chunked, or read-to-close bodies).
@@ -212,6 +315,24 @@ mod tests {
         let r = parse_http_response(b"HTTP/1.1 401 X\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n").unwrap();
         assert_eq!((r.status, r.body["a"].as_i64()), (401, Some(1)));
         assert!(parse_http_response(b"garbage").is_none());
+    }
+
+    #[test]
+    fn completeness_follows_length_and_chunks() {
+        assert!(!response_complete(b"HTTP/1.1 200 OK\r\nContent-Length: 4"));
+        assert!(!response_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab"
+        ));
+        assert!(response_complete(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nabcd"
+        ));
+        assert!(!response_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n"
+        ));
+        assert!(response_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+        ));
+        assert!(!response_complete(b"HTTP/1.1 200 OK\r\n\r\nuntil close"));
     }
 
     #[test]

@@ -17,4 +17,4 @@ pub use args::{
 };
 pub use binary::{executable_names, find_executable, resolve_auto, resolve_binary};
 pub use env::browser_env;
-pub use process::{launch, RunningBrowser};
+pub use process::{launch, product, RunningBrowser};

@@ -34,7 +34,8 @@ pub struct RunningBrowser {
     pub http_base: String,
     /// Process id of the launched program, which is also its process group id.
     pub pid: u32,
-    /// `Browser` from `/json/version` (e.g. `Chrome/156.0...`), when it answered.
+    /// `Browser` from `/json/version` (e.g. `Chrome/156.0...`) for polled backends, which
+    /// answer it while starting; Chromium-family launches leave it `None` (see [`product`]).
     pub product: Option<String>,
     child: Child,
     tail: Tail,
@@ -71,6 +72,21 @@ impl RunningBrowser {
             while Instant::now() < deadline && group_alive(self.pid) {
                 sleep(Duration::from_millis(20)).await;
             }
+        }
+        self.stopped = true;
+    }
+
+    /// Kill the whole process group at once and wait until it is gone (bounded). For a
+    /// browser whose profile is deleted next: there is nothing on disk worth a clean exit.
+    pub async fn kill_now(&mut self) {
+        if self.stopped {
+            return;
+        }
+        signal_group(self.pid, Signal::SIGKILL);
+        let _ = timeout(AFTER_KILL, self.child.wait()).await;
+        let deadline = Instant::now() + AFTER_KILL;
+        while Instant::now() < deadline && group_alive(self.pid) {
+            sleep(Duration::from_millis(5)).await;
         }
         self.stopped = true;
     }
@@ -168,16 +184,15 @@ async fn launch_chromium(
         signal_group(pid, Signal::SIGKILL);
         return Err(err);
     };
-    let http_base = format!("http://127.0.0.1:{port}");
-    let product = json_version(&http_base)
-        .await
-        .and_then(|v| v.get("Browser")?.as_str().map(String::from));
+    // The product string is not asked for here: a browser that has just printed its
+    // DevTools line takes ~150 ms to answer `/json/version`, which would sit on every cold
+    // start. [`product`] asks later, off the critical path.
     Ok(RunningBrowser {
         backend: opts.backend,
         ws_url,
-        http_base,
+        http_base: format!("http://127.0.0.1:{port}"),
         pid,
-        product,
+        product: None,
         child,
         tail,
         stopped: false,
@@ -314,19 +329,24 @@ fn reserve_port() -> Result<u16, AfError> {
 
 /// `GET <http_base>/json/version`, bypassing any ambient proxy; `None` when it does not answer.
 async fn json_version(http_base: &str) -> Option<serde_json::Value> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(VERSION_TIMEOUT)
-        .build()
-        .ok()?;
-    let resp = client
-        .get(format!("{http_base}/json/version"))
-        .send()
+    let endpoint = crate::sdk::endpoint::Endpoint::parse(http_base).ok()?;
+    crate::sdk::host_http::request(
+        &endpoint,
+        "GET",
+        "/json/version",
+        None,
+        None,
+        VERSION_TIMEOUT,
+    )
+    .await
+    .ok()
+    .map(|r| r.body)
+    .filter(serde_json::Value::is_object)
+}
+
+/// The browser's product string (`Browser` of `/json/version`, e.g. `Chrome/156.0...`).
+pub async fn product(http_base: &str) -> Option<String> {
+    json_version(http_base)
         .await
-        .ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    let body = resp.bytes().await.ok()?;
-    serde_json::from_slice(&body).ok()
+        .and_then(|v| v.get("Browser")?.as_str().map(String::from))
 }

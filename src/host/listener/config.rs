@@ -133,6 +133,8 @@ pub struct ListenerConfig {
     pub health_public_minimal: bool,
     /// Extra Host names accepted on requests without a bearer header (`--allowed-host`).
     pub allowed_hosts: Vec<String>,
+    /// How long a profile switch waits for the other `/cdp` clients before closing them.
+    pub profile_switch_wait: std::time::Duration,
 }
 
 impl ListenerConfig {
@@ -144,6 +146,7 @@ impl ListenerConfig {
             health: true,
             health_public_minimal: false,
             allowed_hosts: Vec::new(),
+            profile_switch_wait: std::time::Duration::from_secs(15),
         }
     }
 

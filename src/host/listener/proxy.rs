@@ -13,10 +13,16 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self as ts, Utf8Bytes};
 
 use super::auth::ApiError;
-use super::state::ListenerState;
+use super::state::{Disconnect, ListenerState};
 
 /// Largest message or frame accepted on either side (full-page screenshots are large).
 pub const MAX_MESSAGE: usize = 512 * 1024 * 1024;
+
+/// The close reason other clients get when a profile switch replaces their browser.
+const SWITCH_CLOSE_REASON: &str = "afhttp: the host switched to another profile; reconnect";
+
+/// The close code for that: 1012 "service restart" (the browser is being restarted).
+const CLOSE_SERVICE_RESTART: u16 = 1012;
 
 /// How long connecting to the browser's socket may take.
 const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,12 +44,22 @@ pub(crate) async fn cdp_browser(
     // A fetch's request id, so host logs can be matched with the driver's result.
     let request_id = param("request_id")
         .filter(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
-    if let Some(name) = profile {
-        match state.view.switch_profile(name).await {
-            // The old browser is gone: its other clients are told so by a closed socket.
-            Ok(true) => state.disconnect_all(),
-            Ok(false) => {}
-            Err(e) => return switch_refusal(&e),
+    // Held until this client is attached: a switch in progress finishes first, and a switch
+    // this client asks for is not interleaved with another.
+    let switching = state.switching.lock().await;
+    if let Some(name) = profile.filter(|name| !state.view.profile_is_active(name)) {
+        let drain = state.clone();
+        let before_stop = Box::pin(async move {
+            let left = drain.drain_clients(drain.config.profile_switch_wait).await;
+            crate::host::log::log(
+                crate::host::log::Level::Info,
+                "profile switch: closing clients",
+                serde_json::json!({"still_open": left}),
+            );
+            drain.disconnect_all(SWITCH_CLOSE_REASON);
+        });
+        if let Err(e) = state.view.switch_profile(name, before_stop).await {
+            return switch_refusal(&e);
         }
     }
     let Some(upstream) = state.view.upstream() else {
@@ -54,7 +70,9 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    splice_to(&state, upgrade, &upstream.browser_ws_url).await
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url).await;
+    drop(switching);
+    response
 }
 
 /// `GET /cdp/page/{id}`: one page target.
@@ -119,23 +137,38 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
         _ => return ApiError::CDP_UNAVAILABLE.into_response(),
     };
     let disconnected = state.disconnected();
+    let guard = state.client_opened();
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |client| splice(client, upstream, disconnected))
+        .on_upgrade(move |client| async move {
+            splice(client, upstream, disconnected).await;
+            drop(guard);
+        })
 }
 
-/// Pump both directions until either side closes or the host disconnects everyone.
-async fn splice<U>(client: WebSocket, upstream: U, mut disconnected: watch::Receiver<u64>)
+/// Pump both directions until either side closes or the host disconnects everyone; in
+/// the last case the client gets a close frame that says why.
+async fn splice<U>(client: WebSocket, upstream: U, mut disconnected: watch::Receiver<Disconnect>)
 where
     U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
 {
-    let (client_tx, client_rx) = client.split();
+    let (mut client_tx, client_rx) = client.split();
     let (upstream_tx, upstream_rx) = upstream.split();
-    pump(client_rx, client_tx, upstream_rx, upstream_tx, async move {
-        let _ = disconnected.changed().await;
+    let mut reason = None;
+    pump(client_rx, &mut client_tx, upstream_rx, upstream_tx, async {
+        if disconnected.changed().await.is_ok() {
+            reason = Some(disconnected.borrow().reason.clone());
+        }
     })
     .await;
+    if let Some(reason) = reason {
+        let frame = ws::CloseFrame {
+            code: CLOSE_SERVICE_RESTART,
+            reason: ws::Utf8Bytes::from(reason),
+        };
+        let _ = client_tx.send(ws::Message::Close(Some(frame))).await;
+    }
 }
 
 /// Join the two directions with `select!`: the first to end (or `stop`) tears both down.

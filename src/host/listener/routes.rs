@@ -12,6 +12,11 @@ use serde_json::{json, Map, Value};
 use super::auth::{self, header_str, Access, ApiError, AuthZone};
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
+use crate::sdk::endpoint::Endpoint;
+use crate::sdk::host_http;
+
+/// How long the browser gets to answer a DevTools `/json/*` request.
+const DEVTOOLS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One route and the zone that protects it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +55,10 @@ pub const ROUTES: &[RouteSpec] = &[
     },
     RouteSpec {
         path: "/json",
+        auth: AuthZone::Control,
+    },
+    RouteSpec {
+        path: "/recent-requests",
         auth: AuthZone::Control,
     },
     RouteSpec {
@@ -102,12 +111,24 @@ fn handler(path: &str) -> MethodRouter<Shared> {
     match path {
         "/health" => get(health),
         "/capabilities" => get(capabilities),
+        "/recent-requests" => get(recent_requests),
         "/json/version" | "/json/version/" => get(json_version),
         "/json/list" | "/json/list/" | "/json" => get(json_list),
         "/cdp" => get(proxy::cdp_browser),
         "/cdp/page/{id}" => get(proxy::cdp_page),
         _ => get(|| async { ApiError::NOT_FOUND }),
     }
+}
+
+/// `GET /recent-requests`: the host's last request records (`enabled: false` when
+/// `--recent-requests-cap` is 0).
+async fn recent_requests(State(state): State<Shared>) -> Response {
+    let mut doc = Map::new();
+    doc.insert("code".into(), json!("recent_requests"));
+    if let Value::Object(fields) = state.view.recent_requests() {
+        doc.extend(fields);
+    }
+    Json(doc).into_response()
 }
 
 /// The status `/health` reports: no upstream means still starting (unless degraded).
@@ -144,9 +165,7 @@ async fn health(State(state): State<Shared>, Extension(access): Extension<Access
 
 async fn tabs_active(state: &ListenerState) -> Option<usize> {
     let upstream = state.view.upstream()?;
-    let list = fetch_json(state, &upstream.http_base, "/json/list")
-        .await
-        .ok()?;
+    let list = fetch_json(&upstream.http_base, "/json/list").await.ok()?;
     Some(
         list.as_array()?
             .iter()
@@ -170,7 +189,7 @@ async fn json_version(State(state): State<Shared>, headers: HeaderMap) -> Respon
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
-    let mut doc = match fetch_json(&state, &upstream.http_base, "/json/version").await {
+    let mut doc = match fetch_json(&upstream.http_base, "/json/version").await {
         Ok(doc) => doc,
         Err(refusal) => return refusal.into_response(),
     };
@@ -188,7 +207,7 @@ async fn json_list(State(state): State<Shared>, headers: HeaderMap) -> Response 
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
-    let mut doc = match fetch_json(&state, &upstream.http_base, "/json/list").await {
+    let mut doc = match fetch_json(&upstream.http_base, "/json/list").await {
         Ok(doc) => doc,
         Err(refusal) => return refusal.into_response(),
     };
@@ -225,20 +244,12 @@ fn strip_frontend(map: &mut Map<String, Value>) {
 }
 
 /// GET a DevTools JSON document from the browser; any failure is `cdp_unavailable`.
-async fn fetch_json(state: &ListenerState, http_base: &str, path: &str) -> Result<Value, ApiError> {
-    let url = format!("{}{path}", http_base.trim_end_matches('/'));
-    let response = state
-        .http
-        .get(url)
-        .send()
+async fn fetch_json(http_base: &str, path: &str) -> Result<Value, ApiError> {
+    let endpoint = Endpoint::parse(http_base).map_err(|_| ApiError::CDP_UNAVAILABLE)?;
+    host_http::request(&endpoint, "GET", path, None, None, DEVTOOLS_TIMEOUT)
         .await
-        .map_err(|_| ApiError::CDP_UNAVAILABLE)?;
-    if !response.status().is_success() {
-        return Err(ApiError::CDP_UNAVAILABLE);
-    }
-    let body = response
-        .bytes()
-        .await
-        .map_err(|_| ApiError::CDP_UNAVAILABLE)?;
-    serde_json::from_slice(&body).map_err(|_| ApiError::CDP_UNAVAILABLE)
+        .ok()
+        .map(|r| r.body)
+        .filter(|body| !body.is_null())
+        .ok_or(ApiError::CDP_UNAVAILABLE)
 }

@@ -35,7 +35,7 @@ pub async fn serve(
     let stopper = state.clone();
     let stop = async move {
         shutdown.await;
-        stopper.disconnect_all();
+        stopper.disconnect_all("afhttp: the host is shutting down");
     };
     match &state.config.listen {
         ListenAddr::Tcp(addr) => {

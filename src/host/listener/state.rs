@@ -40,19 +40,31 @@ pub trait HostView: Send + Sync + 'static {
     fn health_details(&self) -> serde_json::Value;
     /// The `/capabilities` document (without `code`, which the listener adds).
     fn capabilities(&self) -> serde_json::Value;
+    /// Whether `name` is the profile the browser runs on now (so asking for it is no switch).
+    fn profile_is_active(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
     /// Relaunch the browser under persistent profile `name` (`-` for a fresh ephemeral one);
-    /// resolves to whether anything changed. Hosts that cannot switch refuse.
+    /// resolves to whether anything changed. `before_stop` runs once the new profile is open
+    /// (so a refused switch disturbs no one) and before the old browser stops: the listener
+    /// drains and closes the other clients there. Hosts that cannot switch refuse.
     fn switch_profile(
         &self,
         name: String,
+        before_stop: futures_util::future::BoxFuture<'static, ()>,
     ) -> futures_util::future::BoxFuture<'static, Result<bool, AfError>> {
-        let _ = name;
+        let _ = (name, before_stop);
         Box::pin(async {
             Err(AfError::new(
                 ErrorCode::BackendUnsupported,
                 "this host cannot switch profiles",
             ))
         })
+    }
+    /// `GET /recent-requests`: the last request records across the browser.
+    fn recent_requests(&self) -> serde_json::Value {
+        serde_json::json!({"enabled": false, "cap": 0, "records": []})
     }
 }
 
@@ -64,10 +76,31 @@ pub struct ListenerState {
     pub config: ListenerConfig,
     /// When the listener state was created (for `uptime_s`).
     pub started: Instant,
-    /// Loopback HTTP client for the browser's DevTools `/json/*` documents.
-    pub(crate) http: reqwest::Client,
-    /// Bumped to disconnect every proxied WebSocket (shutdown, profile switch).
-    disconnect: watch::Sender<u64>,
+    /// Changed to close every proxied WebSocket (shutdown, profile switch) with a reason.
+    disconnect: watch::Sender<Disconnect>,
+    /// How many proxied WebSockets are open.
+    clients: watch::Sender<usize>,
+    /// Held for the whole of a profile switch; new `/cdp` clients wait on it so they attach
+    /// to the browser that comes out of the switch, not the one being stopped.
+    pub(crate) switching: tokio::sync::Mutex<()>,
+}
+
+/// A request to close every proxied WebSocket.
+#[derive(Debug, Clone, Default)]
+pub struct Disconnect {
+    /// Bumped on every request.
+    pub generation: u64,
+    /// Sent to clients in the close frame (at most 123 bytes).
+    pub reason: String,
+}
+
+/// Counts one open proxied WebSocket until dropped.
+pub(crate) struct ClientGuard(watch::Sender<usize>);
+
+impl Drop for ClientGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl std::fmt::Debug for ListenerState {
@@ -83,34 +116,52 @@ impl ListenerState {
     /// New state over `view` with `config` (validated: a non-loopback listener needs a token).
     pub fn new(view: Arc<dyn HostView>, config: ListenerConfig) -> Result<ListenerState, AfError> {
         config.validate()?;
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(5))
-            .build()
-            .map_err(|e| {
-                AfError::new(
-                    ErrorCode::IoError,
-                    format!("cannot build the DevTools HTTP client: {e}"),
-                )
-            })?;
-        let (disconnect, _) = watch::channel(0);
+        let (disconnect, _) = watch::channel(Disconnect::default());
+        let (clients, _) = watch::channel(0);
         Ok(ListenerState {
             view,
             config,
             started: Instant::now(),
-            http,
             disconnect,
+            clients,
+            switching: tokio::sync::Mutex::new(()),
         })
     }
 
-    /// Close every proxied `/cdp` WebSocket now (e.g. before switching the browser profile).
-    pub fn disconnect_all(&self) {
-        self.disconnect.send_modify(|generation| *generation += 1);
+    /// Close every proxied WebSocket now, telling each client `reason` in the close frame.
+    pub fn disconnect_all(&self, reason: &str) {
+        let mut reason = reason.to_string();
+        // A close frame's reason is limited to 123 bytes; cut on a char boundary.
+        while reason.len() > 123 {
+            reason.pop();
+        }
+        self.disconnect.send_modify(|d| {
+            d.generation += 1;
+            d.reason = reason;
+        });
     }
 
     /// A receiver that changes when [`ListenerState::disconnect_all`] is called.
-    pub(crate) fn disconnected(&self) -> watch::Receiver<u64> {
+    pub(crate) fn disconnected(&self) -> watch::Receiver<Disconnect> {
         self.disconnect.subscribe()
+    }
+
+    /// Count a proxied WebSocket as open until the guard is dropped.
+    pub(crate) fn client_opened(&self) -> ClientGuard {
+        self.clients.send_modify(|n| *n += 1);
+        ClientGuard(self.clients.clone())
+    }
+
+    /// How many proxied WebSockets are open.
+    pub fn open_clients(&self) -> usize {
+        *self.clients.borrow()
+    }
+
+    /// Wait until no proxied WebSocket is open, at most `bound`; returns how many still are.
+    pub async fn drain_clients(&self, bound: Duration) -> usize {
+        let mut rx = self.clients.subscribe();
+        let _ = tokio::time::timeout(bound, rx.wait_for(|n| *n == 0)).await;
+        self.open_clients()
     }
 
     /// Seconds since the state was created.

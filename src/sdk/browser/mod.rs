@@ -51,6 +51,7 @@ pub async fn browser_fetch(
     let t0 = Instant::now();
     let deadline = t0 + req.timeout;
     let tab = session::open(conn, req.browser.tab.as_deref(), remaining(deadline)).await?;
+    trace.timing("tab_open", ms_since(t0));
     trace.set(
         "tab",
         json!({"target_id": tab.target_id, "created": tab.created}),
@@ -86,7 +87,11 @@ pub async fn browser_fetch(
         )
         .with_hint("raise --timeout-ms, or add --retry")),
     };
-    session::close(conn, &tab).await;
+    if !req.browser.browser_discarded_after {
+        let close_started = Instant::now();
+        session::close(conn, &tab).await;
+        trace.timing("tab_close", ms_since(close_started));
+    }
     collector.abort();
     result
 }
@@ -114,22 +119,35 @@ async fn drive(
     trace: &mut Trace,
     deadline: Instant,
 ) -> Result<FetchOutcome, AfError> {
+    let setup_started = Instant::now();
     let s = tab.session_id.as_str();
     let t = remaining(deadline).min(Duration::from_secs(15));
-    for domain in ["Page", "Network", "Runtime", "Log"] {
-        conn.send(Some(s), &format!("{domain}.enable"), json!({}), t)
-            .await?;
-    }
+    // Pipelined, not one round trip each: the browser runs a session's commands in order
+    // anyway, and on a cold tab every round trip waits on a busy browser.
+    let enables = [
+        "Page.enable",
+        "Network.enable",
+        "Runtime.enable",
+        "Log.enable",
+    ]
+    .map(|method| conn.send(Some(s), method, json!({}), t));
     // Crash notifications; not every backend has the domain.
-    let _ = conn.send(Some(s), "Inspector.enable", json!({}), t).await;
-    conn.send(
+    let inspector = conn.send(Some(s), "Inspector.enable", json!({}), t);
+    let readiness = conn.send(
         Some(s),
         "Page.addScriptToEvaluateOnNewDocument",
         json!({"source": assets::READINESS_JS}),
         t,
-    )
-    .await?;
+    );
+    let (enabled, _, readiness) = tokio::join!(
+        futures_util::future::try_join_all(enables),
+        inspector,
+        readiness
+    );
+    enabled?;
+    readiness?;
     navigate::prepare(conn, s, req, t).await?;
+    trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();
     tokio::select! {

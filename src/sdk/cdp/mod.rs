@@ -208,6 +208,13 @@ impl CdpConnection {
         rx
     }
 
+    /// Receive every event of every session from now on (e.g. a browser-wide recorder).
+    pub fn subscribe_all(&self) -> mpsc::UnboundedReceiver<CdpEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = self.control.send(router::Control::SubscribeAll(tx));
+        rx
+    }
+
     /// Whether the router is gone.
     pub fn is_closed(&self) -> bool {
         self.control.is_closed()

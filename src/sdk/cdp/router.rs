@@ -26,8 +26,19 @@ pub enum Control {
     Send(Outgoing),
     /// Forward events whose `sessionId` equals the key (`None`: browser-level events).
     Subscribe(Option<String>, mpsc::UnboundedSender<CdpEvent>),
+    /// Forward every event, whatever its session.
+    SubscribeAll(mpsc::UnboundedSender<CdpEvent>),
     /// Close the socket.
     Close,
+}
+
+/// Which events a subscriber gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// Events of one session (`None`: the browser target's own).
+    Session(Option<String>),
+    /// Every event.
+    All,
 }
 
 /// Run the router until the socket closes or `Close` arrives.
@@ -39,7 +50,7 @@ where
 {
     let (mut sink, mut stream) = ws.split();
     let mut pending: HashMap<u64, oneshot::Sender<Result<Value, CallError>>> = HashMap::new();
-    let mut subscribers: Vec<(Option<String>, mpsc::UnboundedSender<CdpEvent>)> = Vec::new();
+    let mut subscribers: Vec<(Filter, mpsc::UnboundedSender<CdpEvent>)> = Vec::new();
     let reason = loop {
         tokio::select! {
             msg = control.recv() => match msg {
@@ -50,7 +61,8 @@ where
                     }
                     pending.insert(out.id, out.reply);
                 }
-                Some(Control::Subscribe(session, tx)) => subscribers.push((session, tx)),
+                Some(Control::Subscribe(session, tx)) => subscribers.push((Filter::Session(session), tx)),
+                Some(Control::SubscribeAll(tx)) => subscribers.push((Filter::All, tx)),
                 Some(Control::Close) | None => {
                     let _ = sink.send(Message::Close(None)).await;
                     break "closed by the client".to_string();
@@ -81,7 +93,7 @@ where
 fn dispatch(
     text: &str,
     pending: &mut HashMap<u64, oneshot::Sender<Result<Value, CallError>>>,
-    subscribers: &mut Vec<(Option<String>, mpsc::UnboundedSender<CdpEvent>)>,
+    subscribers: &mut Vec<(Filter, mpsc::UnboundedSender<CdpEvent>)>,
 ) {
     let Ok(mut v) = serde_json::from_str::<Value>(text) else {
         return;
@@ -110,7 +122,11 @@ fn dispatch(
     let params = v.get_mut("params").map(Value::take).unwrap_or(Value::Null);
     subscribers.retain(|(_, tx)| !tx.is_closed());
     for (want, tx) in subscribers.iter() {
-        if *want == session_id {
+        let wanted = match want {
+            Filter::All => true,
+            Filter::Session(s) => *s == session_id,
+        };
+        if wanted {
             let _ = tx.send(CdpEvent {
                 method: method.clone(),
                 params: params.clone(),
@@ -130,7 +146,7 @@ mod tests {
         let (tx, mut rx) = oneshot::channel();
         pending.insert(7, tx);
         let (etx, mut erx) = mpsc::unbounded_channel();
-        let mut subs = vec![(Some("S1".to_string()), etx)];
+        let mut subs = vec![(Filter::Session(Some("S1".to_string())), etx)];
         dispatch(
             r#"{"method":"Brand.newEvent","params":{"x":1},"sessionId":"S1","extra":true}"#,
             &mut pending,

@@ -32,6 +32,7 @@ impl BrowserSlot {
         trace: &mut Trace,
     ) -> Result<Arc<CdpConnection>, AfError> {
         if self.client.is_none() {
+            let connect_started = std::time::Instant::now();
             let client = match &req.endpoint {
                 Some(ep) => Client::new(ep.clone())
                     .with_token(req.token.clone())
@@ -43,12 +44,25 @@ impl BrowserSlot {
                 .and_then(Value::as_str)
                 .map(String::from);
             let client = client.with_timeout(req.timeout).with_request_id(request_id);
-            self.family = client.health().await.ok().and_then(|h| {
-                h.pointer("/backend/family")
-                    .and_then(Value::as_str)
-                    .map(String::from)
-            });
-            self.client = Some(Arc::new(client));
+            #[cfg(feature = "host")]
+            if let Some(h) = &self.inline {
+                self.family = h.family.clone();
+            }
+            if self.family.is_none() {
+                self.family = client.health().await.ok().and_then(|h| {
+                    h.pointer("/backend/family")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                });
+            }
+            let client = Arc::new(client);
+            let conn = client.cdp_connection().await;
+            self.client = Some(client);
+            trace.timing(
+                "host_connect",
+                connect_started.elapsed().as_secs_f64() * 1000.0,
+            );
+            return conn;
         }
         match &self.client {
             Some(c) => c.cdp_connection().await,
@@ -98,15 +112,17 @@ impl BrowserSlot {
         .with_hint("pass --endpoint-url of a running `afhttp host`"))
     }
 
-    /// Stop the inline host, if one was started.
-    pub async fn shutdown(self) {
+    /// Stop the inline host, if one was started; true when there was one.
+    pub async fn shutdown(self) -> bool {
         if let Some(c) = &self.client {
             c.close().await;
         }
         #[cfg(feature = "host")]
         if let Some(h) = self.inline {
             h.stop().await;
+            return true;
         }
+        false
     }
 }
 
@@ -121,6 +137,10 @@ pub async fn attempt(
 ) -> Result<(FetchOutcome, Vec<Cookie>), AfError> {
     let conn = slot.connection(req, trace).await?;
     let mut with_jar = req.clone();
+    #[cfg(feature = "host")]
+    {
+        with_jar.browser.browser_discarded_after = slot.inline.is_some();
+    }
     with_jar.cookies = jar_cookies
         .iter()
         .cloned()

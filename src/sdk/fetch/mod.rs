@@ -59,6 +59,9 @@ pub struct BrowserOptions {
     pub capture_ws: bool,
     /// `--capture-sse`.
     pub capture_sse: bool,
+    /// The browser is thrown away right after this fetch (an inline host), so the tab is
+    /// left open rather than closed and waited for.
+    pub browser_discarded_after: bool,
 }
 
 impl Default for BrowserOptions {
@@ -75,6 +78,7 @@ impl Default for BrowserOptions {
             readiness_stable_ms: 300,
             readiness_min_text_bytes: 1,
             capture_ws: false,
+            browser_discarded_after: false,
             capture_sse: false,
         }
     }

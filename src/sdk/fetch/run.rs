@@ -140,7 +140,13 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
             }
         }
     };
-    slot.shutdown().await;
+    let shutdown_started = std::time::Instant::now();
+    if slot.shutdown().await {
+        trace.timing(
+            "inline_host_stop",
+            shutdown_started.elapsed().as_secs_f64() * 1000.0,
+        );
+    }
     trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
     match result {
         Ok((mut outcome, updates)) => {

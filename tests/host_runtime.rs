@@ -1,0 +1,188 @@
+//! A running host's runtime behaviour through the built binary and real Chromium:
+//! `--recent-requests-cap` with `GET /recent-requests`, and how a runtime profile switch
+//! treats the clients already attached.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::{self, Message};
+
+use crate::host_cli::HostProc;
+use crate::support::{Fixture, FixtureServer};
+
+/// `GET path` on a `ws://HOST:PORT` endpoint with an optional bearer token: (status, JSON).
+fn get(endpoint: &str, path: &str, token: Option<&str>) -> (u16, Value) {
+    let authority = endpoint.trim_start_matches("ws://");
+    let mut s = TcpStream::connect(authority).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = raw.split_once("\r\n\r\n").unwrap().1;
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn fetch(fx: &Fixture, endpoint: &str, url: &str, extra: &[&str]) -> crate::support::Run {
+    fx.cmd()
+        .args(["fetch", url, "--endpoint-url", endpoint, "--want", "text"])
+        .args(extra)
+        .run()
+}
+
+#[test]
+fn recent_requests_are_recorded_across_fetches_and_capped() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            "rr-token",
+            "--recent-requests-cap",
+            "4",
+        ],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    let token = ["--token-secret", "rr-token", "--render", "always"];
+    fetch(&fx, &ep, &srv.url("/static"), &token).result();
+    fetch(&fx, &ep, &srv.url("/spa"), &token).result();
+    // The recorder folds events as they arrive; give the last ones a moment.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get(&ep, "/recent-requests", None).0, 401);
+    let (status, doc) = get(&ep, "/recent-requests", Some("rr-token"));
+    assert_eq!(status, 200, "{doc}");
+    assert_eq!(doc["code"], "recent_requests");
+    assert_eq!(doc["enabled"], true);
+    assert_eq!(doc["cap"], 4);
+    let records = doc["records"].as_array().unwrap();
+    assert_eq!(records.len(), 4, "{doc:#}");
+    assert!(doc["dropped"].as_u64().unwrap() >= 1, "{doc:#}");
+    let urls: Vec<&str> = records.iter().map(|r| r["url"].as_str().unwrap()).collect();
+    // The SPA's data call is among the newest records, finished, with its status and type.
+    let api = records
+        .iter()
+        .find(|r| r["url"].as_str().unwrap().contains("/api/items"))
+        .unwrap_or_else(|| panic!("no /api/items record in {urls:?}"));
+    assert_eq!(api["status"], 200);
+    assert_eq!(api["state"], "finished");
+    assert!(
+        matches!(api["resource_type"].as_str(), Some("XHR" | "Fetch")),
+        "{api}"
+    );
+    assert!(!api["target_id"].as_str().unwrap().is_empty());
+    assert!(api["started_at"].as_str().unwrap().ends_with('Z'));
+    // The static page's document was the oldest and has been dropped by the cap.
+    assert!(!urls.iter().any(|u| u.ends_with("/static")), "{urls:?}");
+    // Records hold no headers: nothing there can carry a credential.
+    assert!(api.get("request_headers").is_none());
+    let (_, caps) = get(&ep, "/capabilities", Some("rr-token"));
+    assert_eq!(caps["recent_requests"]["cap"], 4);
+    assert_eq!(host.terminate().0, 0);
+
+    // Off by default: the route answers, and says so.
+    let mut plain = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let (status, doc) = get(&plain.endpoint, "/recent-requests", None);
+    assert_eq!((status, &doc["enabled"]), (200, &Value::Bool(false)));
+    assert_eq!(plain.terminate().0, 0);
+
+    // Out-of-range values are refused before anything starts.
+    let run = fx
+        .cmd()
+        .args([
+            "host",
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--recent-requests-cap",
+            "100001",
+        ])
+        .run();
+    run.error("invalid_argument", 1);
+}
+
+/// A raw `/cdp` client, as another driver (e.g. a Playwright session) would hold one.
+fn attach(
+    endpoint: &str,
+) -> tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>> {
+    let (ws, _) = tungstenite::connect(format!("{endpoint}/cdp")).unwrap();
+    ws
+}
+
+#[test]
+fn profile_switch_waits_for_attached_clients_then_closes_them_with_a_reason() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--profile",
+            "alpha",
+            "--profile-switch-wait-ms",
+            "3000",
+        ],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    let url = srv.url("/static");
+
+    // A client that finishes its work 1.2 s later: the switch waits for it.
+    let mut busy = attach(&ep);
+    let finisher = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1200));
+        busy.close(None).unwrap();
+        // Drain until the close handshake completes; a 1012 here would mean it was cut.
+        loop {
+            match busy.read() {
+                Ok(Message::Close(frame)) => return frame.map(|f| u16::from(f.code)),
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+    });
+    let t = Instant::now();
+    fetch(&fx, &ep, &url, &["--profile", "beta"]).result();
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1200),
+        "the switch did not wait for the attached client ({waited:?})"
+    );
+    assert_ne!(finisher.join().unwrap(), Some(1012));
+
+    // A client that never finishes is closed after the bound, told why with 1012.
+    let mut idle = attach(&ep);
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = idle.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    }
+    let watcher = std::thread::spawn(move || loop {
+        match idle.read() {
+            Ok(Message::Close(Some(frame))) => {
+                return (u16::from(frame.code), frame.reason.to_string())
+            }
+            Ok(Message::Close(None)) => return (0, String::new()),
+            Ok(_) => continue,
+            Err(e) => return (0, e.to_string()),
+        }
+    });
+    let t = Instant::now();
+    fetch(&fx, &ep, &url, &["--profile", "alpha"]).result();
+    assert!(t.elapsed() >= Duration::from_secs(3), "{:?}", t.elapsed());
+    let (code, reason) = watcher.join().unwrap();
+    assert_eq!(code, 1012, "{reason}");
+    assert!(reason.contains("switched to another profile"), "{reason}");
+    let (_, health) = get(&ep, "/health", None);
+    assert_eq!(health["profile"]["name"], "alpha");
+    assert_eq!(host.terminate().0, 0);
+}
