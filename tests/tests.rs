@@ -18,5 +18,6 @@ mod host_browser;
 mod host_cli;
 mod host_listener;
 mod host_runtime;
+mod network_capture;
 mod profile;
 mod skill;

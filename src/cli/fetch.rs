@@ -76,10 +76,10 @@ pub struct FetchArgs {
     /// Artifacts to write, comma-separated: body,rendered_html,text,content,content_json,screenshot,network,console,observation,storage.
     #[arg(long, value_name = "LIST")]
     pub want: Option<String>,
-    /// Sub-request bodies to save on the browser path: off, xhr or all.
+    /// Sub-request bodies to save on the browser path: off, xhr (XHR, fetch, EventSource) or all (default: xhr with --wait auto, else off).
     #[arg(long, value_name = "off|xhr|all")]
     pub network_bodies: Option<String>,
-    /// Largest captured sub-request body, in bytes.
+    /// Largest captured sub-request body, in bytes; longer ones are cut (0 = no cap).
     #[arg(long, value_name = "N", default_value_t = 10 * 1024 * 1024)]
     pub network_body_max_bytes: u64,
     /// Largest main response body written, in bytes (0 = unlimited).
@@ -97,10 +97,10 @@ pub struct FetchArgs {
     /// Keep credential headers in network.json (sensitive).
     #[arg(long)]
     pub no_network_redact: bool,
-    /// Record WebSocket frames (sensitive).
+    /// Record WebSocket frames in network.json (sensitive).
     #[arg(long)]
     pub capture_ws: bool,
-    /// Record server-sent events (sensitive).
+    /// Record server-sent (EventSource) messages in network.json (sensitive).
     #[arg(long)]
     pub capture_sse: bool,
     /// Directory for the artifacts (default: <tmp>/afhttp-out/<request_id>/).

@@ -181,6 +181,7 @@ where
         let svc = service_fn(move |req| handle(req, router.clone(), rec.clone()));
         let _ = hyper::server::conn::http1::Builder::new()
             .serve_connection(TokioIo::new(io), svc)
+            .with_upgrades()
             .await;
     });
 }

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::assets;
 use super::eval::evaluate;
+use super::network;
 use super::session::{lock, Shared};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
@@ -105,12 +106,7 @@ pub async fn capture_all(
             },
             Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
             Artifact::Screenshot => screenshot(&cx, out, &mut c).await,
-            Artifact::Network => {
-                let doc = lock(state)
-                    .network
-                    .to_json(request_id, !req.no_network_redact);
-                write(out, &mut c, a, "network.json", &pretty(&doc))
-            }
+            Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
                 let entries = lock(state).console.clone();
                 let doc = json!({"schema_version": 1, "entries": entries});
@@ -167,9 +163,9 @@ async fn body(
     let a = Artifact::Body;
     let doc = lock(state).network.document().map(|d| {
         (
-            d.request_id.clone(),
-            d.mime_type.clone(),
-            d.response_headers.clone(),
+            d.cdp_request_id.clone(),
+            d.mime_type(),
+            d.response_headers(),
         )
     });
     let Some((id, mime, headers)) = doc else {
@@ -217,6 +213,36 @@ async fn body(
     let name = format!("body.{}", content_type::extension(ct.as_deref()));
     write(out, c, a, &name, &bytes)?;
     Ok(warning)
+}
+
+/// `network.json`, with the bodies `--network-bodies` (or its `--wait auto` default) selects.
+async fn network(
+    cx: &Ctx<'_>,
+    state: &Shared,
+    req: &FetchRequest,
+    out: &mut OutDir,
+    request_id: &str,
+    c: &mut Captured,
+) -> Result<Option<Warning>, AfError> {
+    let (mode, defaulted) = network::bodies::mode(&req.browser);
+    let max = req.browser.network_body_max_bytes;
+    // Bodies share the capture budget with the other artifacts: at most 10 s of it.
+    let budget = cx.t.min(Duration::from_secs(10));
+    let bodies =
+        network::bodies::capture(cx.conn, cx.session, state, out, mode, max, budget).await?;
+    let capture = json!({
+        "bodies": mode,
+        "bodies_defaulted": defaulted,
+        "body_max_bytes": max,
+        "websocket_frames": req.browser.capture_ws,
+        "event_source_messages": req.browser.capture_sse,
+    });
+    let mut doc = lock(state)
+        .network
+        .to_json(!req.no_network_redact, &bodies.records, capture);
+    doc["request_id"] = json!(request_id);
+    c.warnings.extend(bodies.warnings);
+    write(out, c, Artifact::Network, "network.json", &pretty(&doc))
 }
 
 async fn content(

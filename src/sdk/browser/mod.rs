@@ -10,7 +10,7 @@ pub mod assets;
 pub mod capture;
 pub mod eval;
 pub mod navigate;
-pub mod network_log;
+pub mod network;
 pub mod session;
 pub mod wait;
 
@@ -28,7 +28,7 @@ use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::takeover_hint;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::request::Artifact;
-use network_log::NetworkLog;
+use network::NetworkLog;
 use session::{lock, PageState, Shared, Tab};
 
 /// Time kept back from the readiness wait for captures: a quarter of the timeout, 0.5–10 s.
@@ -60,7 +60,8 @@ pub async fn browser_fetch(
     let state: Shared = Arc::new(Mutex::new(PageState {
         load_at: None,
         crashed: None,
-        network: NetworkLog::new(&tab.target_id),
+        network: NetworkLog::new(&tab.target_id)
+            .with_streams(req.browser.capture_ws, req.browser.capture_sse),
         console: Vec::new(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
@@ -122,15 +123,18 @@ async fn drive(
     let setup_started = Instant::now();
     let s = tab.session_id.as_str();
     let t = remaining(deadline).min(Duration::from_secs(15));
+    let (body_mode, _) = network::bodies::mode(&req.browser);
+    let network_params =
+        network::bodies::enable_params(body_mode, req.browser.network_body_max_bytes);
     // Pipelined, not one round trip each: the browser runs a session's commands in order
     // anyway, and on a cold tab every round trip waits on a busy browser.
     let enables = [
-        "Page.enable",
-        "Network.enable",
-        "Runtime.enable",
-        "Log.enable",
+        ("Page.enable", json!({})),
+        ("Network.enable", network_params),
+        ("Runtime.enable", json!({})),
+        ("Log.enable", json!({})),
     ]
-    .map(|method| conn.send(Some(s), method, json!({}), t));
+    .map(|(method, params)| conn.send(Some(s), method, params, t));
     // Crash notifications; not every backend has the domain.
     let inspector = conn.send(Some(s), "Inspector.enable", json!({}), t);
     let readiness = conn.send(
@@ -191,17 +195,7 @@ async fn drive(
         .clone()
         .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
     let call_t = remaining(deadline).min(Duration::from_secs(30));
-    let pending = lock(state).network.pending_xhr();
-    if !pending.is_empty() {
-        warnings.push(Warning::general(
-            ErrorCode::PendingXhrAtCapture,
-            format!(
-                "{} XHR/fetch request(s) still in flight at capture: {}",
-                pending.len(),
-                pending.join(", ")
-            ),
-        ));
-    }
+    warnings.extend(lock(state).network.mark_capture());
     let captured = tokio::select! {
         r = capture::capture_all(conn, s, state, req, out, request_id, &want, call_t) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
@@ -241,10 +235,10 @@ fn outcome(
         match st.network.document() {
             Some(d) => (
                 d.url.clone(),
-                d.status.unwrap_or(0),
-                d.response_headers.clone(),
-                d.mime_type.clone(),
-                d.redirects.len(),
+                d.status().unwrap_or(0),
+                d.response_headers(),
+                d.mime_type(),
+                st.network.document_redirects(),
             ),
             None => (req.url.to_string(), 0, Vec::new(), None, 0),
         }

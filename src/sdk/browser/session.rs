@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::network_log::NetworkLog;
+use super::network::NetworkLog;
 use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::{CdpConnection, CdpEvent};
 

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::assets;
 use super::eval::evaluate;
+use super::network::State;
 use super::session::{crashed_error, lock, Shared};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
@@ -62,7 +63,10 @@ pub async fn wait(
             if let Some(why) = &st.crashed {
                 return Err(crashed_error(why));
             }
-            let doc = st.network.document().is_some_and(|d| d.state != "pending");
+            let doc = st
+                .network
+                .document()
+                .is_some_and(|d| d.state != State::Pending);
             (
                 st.load_at,
                 doc,

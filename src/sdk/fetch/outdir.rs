@@ -60,6 +60,16 @@ impl OutDir {
         Ok(p)
     }
 
+    /// Write a whole file into the private subdirectory `sub` (created 0700) for the current
+    /// attempt.
+    pub fn write_in(&mut self, sub: &str, name: &str, bytes: &[u8]) -> Result<PathBuf, AfError> {
+        let dir = self.path.join(sub);
+        fsutil::create_private_dir_all(&dir)?;
+        let p = fsutil::write_private_artifact(&dir, name, bytes)?;
+        self.attempt_files.push(p.clone());
+        Ok(p)
+    }
+
     /// Start a streamed file for the current attempt.
     pub fn stream(&self, name: &str) -> Result<fsutil::PrivateFile, AfError> {
         fsutil::PrivateFile::create(&self.path, name)

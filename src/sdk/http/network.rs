@@ -1,9 +1,21 @@
 //! `network.json` for the HTTP path: one entry per hop, redirects linked.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
+use crate::sdk::browser::network::summary;
 use crate::sdk::http::exchange::Hop;
 use crate::sdk::redact;
+
+/// A hop has always responded; it is finished once its body was read.
+fn state_of(hop: &Hop) -> &'static str {
+    if hop.finished_ms.is_some() {
+        "finished"
+    } else {
+        "responded"
+    }
+}
 
 /// Build the `network.json` document for a chain of hops.
 pub fn document(request_id: &str, hops: &[Hop], redact_headers: bool) -> Value {
@@ -17,11 +29,7 @@ pub fn document(request_id: &str, hops: &[Hop], redact_headers: bool) -> Value {
                 .iter()
                 .find(|(n, _)| n == "content-type")
                 .map(|(_, v)| crate::sdk::content_type::essence(Some(v)));
-            let state = if hop.finished_ms.is_some() {
-                "finished"
-            } else {
-                "responded"
-            };
+            let state = state_of(hop);
             let mut e = json!({
                 "request_id": id(i),
                 "state": state,
@@ -48,6 +56,7 @@ pub fn document(request_id: &str, hops: &[Hop], redact_headers: bool) -> Value {
                     "finished_ms": hop.finished_ms,
                 },
                 "from_cache": false,
+                "cache": {"from_disk_cache": false, "from_memory_cache": false, "from_prefetch_cache": false},
                 "from_service_worker": false,
             });
             if i > 0 {
@@ -59,19 +68,11 @@ pub fn document(request_id: &str, hops: &[Hop], redact_headers: bool) -> Value {
             e
         })
         .collect();
-    let finished = hops.iter().filter(|h| h.finished_ms.is_some()).count();
+    let states = hops.iter().map(|h| (state_of(h), true));
     json!({
         "schema_version": 1,
         "source": "http",
         "entries": entries,
-        "summary": {
-            "requests_total": hops.len(),
-            "responses_total": hops.len(),
-            "finished_total": finished,
-            "incomplete_total": hops.len() - finished,
-            "inflight_total_at_capture": 0,
-            "pending_by_resource_type": {},
-            "redacted": redact_headers,
-        }
+        "summary": summary::summary(states, 0, &BTreeMap::new(), redact_headers),
     })
 }

@@ -1,0 +1,534 @@
+//! The browser path's `network.json`: one tab session's `Network.*` events folded into one
+//! entry per request hop, plus the in-flight bookkeeping the `idle` readiness signal uses.
+//!
+//! The collector only ever sees events of the fetch's own flattened session
+//! ([`crate::sdk::cdp::CdpConnection::subscribe`] filters by session id), so concurrent fetches
+//! on one browser never see each other's requests.
+//!
+//! - [`entry`]: one hop and its JSON; CDP reuses a request id across redirects, so hops get
+//!   `<id>`, `<id>.r1`, `<id>.r2`, ... linked by `redirected_from` / `redirected_to`.
+//! - [`bodies`]: response (and post data) bodies written under `network-bodies/`.
+//! - [`streams`]: WebSocket frames and EventSource messages.
+//! - [`hints`]: `json_valid` and GraphQL operation hints.
+//! - [`summary`]: counts shared with the HTTP path's `network.json`.
+
+pub mod bodies;
+pub mod entry;
+pub mod hints;
+pub mod streams;
+pub mod summary;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::error::{ErrorCode, Warning};
+use crate::sdk::redact;
+pub use bodies::BodyRecord;
+pub use entry::{Entry, State};
+use streams::{StreamKind, StreamLog};
+
+/// Resource types that stay open by design and so never hold up the `idle` signal.
+const STREAMING_TYPES: &[&str] = &["EventSource", "WebSocket"];
+
+/// Whether a CDP resource type is XHR or fetch.
+pub fn is_xhr(resource_type: &str) -> bool {
+    matches!(resource_type, "XHR" | "Fetch")
+}
+
+/// What was still in flight when capture started.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureSnapshot {
+    /// Requests started and not finished or failed (streams included).
+    pub inflight_total: usize,
+    /// The same, by resource type.
+    pub pending_by_resource_type: BTreeMap<String, usize>,
+    /// In-flight requests that are not long-lived streams.
+    pub not_idle: usize,
+    /// URLs of in-flight XHR/fetch requests.
+    pub pending_xhr: Vec<String>,
+}
+
+/// The log of one session.
+#[derive(Debug)]
+pub struct NetworkLog {
+    entries: Vec<Entry>,
+    /// CDP request id → indexes of its hops, in order.
+    chains: HashMap<String, Vec<usize>>,
+    /// `requestWillBeSentExtraInfo` per CDP id, in arrival order (the Nth belongs to hop N).
+    request_extra: HashMap<String, Vec<Value>>,
+    /// `responseReceivedExtraInfo` per CDP id, in arrival order.
+    response_extra: HashMap<String, Vec<Value>>,
+    inflight: HashSet<String>,
+    last_activity: Instant,
+    main_frame: String,
+    document: Option<String>,
+    t0: Option<f64>,
+    record_ws: bool,
+    record_sse: bool,
+    stream_budget: usize,
+    at_capture: Option<CaptureSnapshot>,
+}
+
+fn s(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl NetworkLog {
+    /// A log whose main document is the one loaded in frame `main_frame`.
+    pub fn new(main_frame: &str) -> NetworkLog {
+        NetworkLog {
+            entries: Vec::new(),
+            chains: HashMap::new(),
+            request_extra: HashMap::new(),
+            response_extra: HashMap::new(),
+            inflight: HashSet::new(),
+            last_activity: Instant::now(),
+            main_frame: main_frame.to_string(),
+            document: None,
+            t0: None,
+            record_ws: false,
+            record_sse: false,
+            stream_budget: streams::MAX_ITEMS_TOTAL,
+            at_capture: None,
+        }
+    }
+
+    /// Record WebSocket frames (`--capture-ws`) and EventSource messages (`--capture-sse`).
+    pub fn with_streams(mut self, ws: bool, sse: bool) -> NetworkLog {
+        self.record_ws = ws;
+        self.record_sse = sse;
+        self
+    }
+
+    /// Every hop, in the order they started.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn last_hop(&mut self, cdp_id: &str) -> Option<&mut Entry> {
+        let i = *self.chains.get(cdp_id)?.last()?;
+        self.entries.get_mut(i)
+    }
+
+    /// Fold one CDP event in; other domains are ignored.
+    pub fn on_event(&mut self, method: &str, p: &Value) {
+        let id = s(p, "requestId");
+        let ts = p["timestamp"].as_f64();
+        match method {
+            "Network.requestWillBeSent" => {
+                self.last_activity = Instant::now();
+                if self.t0.is_none() {
+                    self.t0 = ts;
+                }
+                self.request_will_be_sent(id, p);
+            }
+            "Network.requestWillBeSentExtraInfo" => {
+                self.request_extra
+                    .entry(id.clone())
+                    .or_default()
+                    .push(p.clone());
+                self.apply_extra(&id);
+            }
+            "Network.responseReceivedExtraInfo" => {
+                self.response_extra
+                    .entry(id.clone())
+                    .or_default()
+                    .push(p.clone());
+                self.apply_extra(&id);
+            }
+            "Network.responseReceived" => {
+                self.last_activity = Instant::now();
+                if let Some(e) = self.last_hop(&id) {
+                    e.response = Some(entry::response(&p["response"]));
+                    e.responded_at = ts;
+                    if e.state == State::Pending {
+                        e.state = State::Responded;
+                    }
+                    if e.resource_type.is_empty() {
+                        e.resource_type = s(p, "type");
+                    }
+                }
+            }
+            "Network.requestServedFromCache" => {
+                if let Some(e) = self.last_hop(&id) {
+                    e.from_memory_cache = true;
+                }
+            }
+            "Network.dataReceived" => {
+                self.last_activity = Instant::now();
+                if let Some(e) = self.last_hop(&id) {
+                    e.decoded_bytes += p["dataLength"].as_u64().unwrap_or(0);
+                }
+            }
+            "Network.resourceChangedPriority" => {
+                if let Some(e) = self.last_hop(&id) {
+                    e.priority = p["newPriority"].as_str().map(String::from);
+                }
+            }
+            "Network.loadingFinished" => {
+                self.last_activity = Instant::now();
+                self.inflight.remove(&id);
+                if let Some(e) = self.last_hop(&id) {
+                    e.state = State::Finished;
+                    e.ended_at = ts;
+                    e.encoded_bytes = p["encodedDataLength"].as_f64();
+                }
+            }
+            "Network.loadingFailed" => {
+                self.last_activity = Instant::now();
+                self.inflight.remove(&id);
+                if let Some(e) = self.last_hop(&id) {
+                    e.state = State::Failed;
+                    e.ended_at = ts;
+                    e.failure = Some(entry::Failure {
+                        error_text: s(p, "errorText"),
+                        canceled: p["canceled"].as_bool().unwrap_or(false),
+                        blocked_reason: p["blockedReason"].as_str().map(String::from),
+                        cors_error: p["corsErrorStatus"]["corsError"].as_str().map(String::from),
+                    });
+                }
+            }
+            m if m.starts_with("Network.webSocket") => self.websocket(m, id, p),
+            "Network.eventSourceMessageReceived" => {
+                let record = self.record_sse;
+                let mut budget = self.stream_budget;
+                if let Some(e) = self.last_hop(&id) {
+                    let log = e
+                        .stream
+                        .get_or_insert_with(|| StreamLog::new(StreamKind::EventSource, record));
+                    log.push(
+                        p["data"].as_str().unwrap_or(""),
+                        json!({"event_name": p["eventName"], "event_id": p["eventId"], "timestamp_ms": ts}),
+                        &mut budget,
+                    );
+                }
+                self.stream_budget = budget;
+            }
+            _ => {}
+        }
+    }
+
+    fn request_will_be_sent(&mut self, id: String, p: &Value) {
+        let chain_len = self.chains.get(&id).map_or(0, Vec::len);
+        let initiator = entry::initiator(&p["initiator"], |rid| {
+            let hops = self.chains.get(rid)?;
+            hops.last().map(|&i| self.entries[i].id.clone())
+        });
+        if chain_len > 0 {
+            // A redirect: same id; the previous hop's response rides along.
+            let hop_id = format!("{id}.r{chain_len}");
+            let prev_id = match self.last_hop(&id) {
+                Some(prev) => {
+                    if p["redirectResponse"].is_object() {
+                        prev.response = Some(entry::response(&p["redirectResponse"]));
+                        prev.encoded_bytes = p["redirectResponse"]["encodedDataLength"].as_f64();
+                    }
+                    prev.state = State::Finished;
+                    prev.responded_at = prev.responded_at.or(p["timestamp"].as_f64());
+                    prev.ended_at = p["timestamp"].as_f64();
+                    prev.redirected_to = Some(hop_id.clone());
+                    prev.id.clone()
+                }
+                None => String::new(),
+            };
+            let mut e = Entry::from_request(hop_id, chain_len, p, initiator);
+            e.redirected_from = Some(prev_id);
+            self.push(id.clone(), e);
+        } else {
+            let e = Entry::from_request(id.clone(), 0, p, initiator);
+            let is_main_doc = e.resource_type == "Document" && e.frame_id == self.main_frame;
+            if is_main_doc && !e.url.starts_with("about:") {
+                self.document = Some(id.clone());
+            }
+            if e.resource_type == "EventSource" {
+                let mut e = e;
+                e.stream = Some(StreamLog::new(StreamKind::EventSource, self.record_sse));
+                self.push(id.clone(), e);
+            } else {
+                self.push(id.clone(), e);
+            }
+        }
+        self.inflight.insert(id.clone());
+        self.apply_extra(&id);
+    }
+
+    fn push(&mut self, cdp_id: String, e: Entry) {
+        self.chains
+            .entry(cdp_id)
+            .or_default()
+            .push(self.entries.len());
+        self.entries.push(e);
+    }
+
+    /// Give hop N of `cdp_id` the Nth extra-info event of each kind (they may arrive before
+    /// or after the hop's own events).
+    fn apply_extra(&mut self, cdp_id: &str) {
+        let Some(hops) = self.chains.get(cdp_id) else {
+            return;
+        };
+        for (n, &i) in hops.iter().enumerate() {
+            let e = &mut self.entries[i];
+            if let Some(x) = self.request_extra.get(cdp_id).and_then(|l| l.get(n)) {
+                e.request_headers_extra = Some(entry::header_pairs(&x["headers"]));
+                e.request_cookies = x["associatedCookies"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+            }
+            if let Some(x) = self.response_extra.get(cdp_id).and_then(|l| l.get(n)) {
+                e.response_headers_extra = Some(entry::header_pairs(&x["headers"]));
+                e.blocked_response_cookies =
+                    x["blockedCookies"].as_array().cloned().unwrap_or_default();
+            }
+        }
+    }
+
+    fn websocket(&mut self, method: &str, id: String, p: &Value) {
+        let ts = p["timestamp"].as_f64();
+        if method == "Network.webSocketCreated" {
+            if self.chains.contains_key(&id) {
+                return;
+            }
+            let initiator = entry::initiator(&p["initiator"], |_| None);
+            let e = Entry {
+                id: id.clone(),
+                cdp_request_id: id.clone(),
+                url: s(p, "url"),
+                method: "GET".into(),
+                resource_type: "WebSocket".into(),
+                initiator,
+                stream: Some(StreamLog::new(StreamKind::WebSocket, self.record_ws)),
+                ..Entry::default()
+            };
+            self.push(id, e);
+            return;
+        }
+        let mut budget = self.stream_budget;
+        let Some(e) = self.last_hop(&id) else {
+            return;
+        };
+        match method {
+            "Network.webSocketWillSendHandshakeRequest" => {
+                e.request_headers = entry::header_pairs(&p["request"]["headers"]);
+                e.sent_at = ts;
+                e.wall_time = p["wallTime"].as_f64();
+            }
+            "Network.webSocketHandshakeResponseReceived" => {
+                let r = &p["response"];
+                e.response = Some(entry::response(r));
+                if r["requestHeaders"].is_object() {
+                    e.request_headers_extra = Some(entry::header_pairs(&r["requestHeaders"]));
+                }
+                e.responded_at = ts;
+                e.state = State::Responded;
+            }
+            "Network.webSocketFrameSent" | "Network.webSocketFrameReceived" => {
+                let f = &p["response"];
+                let direction = if method.ends_with("Sent") {
+                    "sent"
+                } else {
+                    "received"
+                };
+                let opcode = f["opcode"].as_u64().unwrap_or(0);
+                if let Some(log) = e.stream.as_mut() {
+                    log.push(
+                        f["payloadData"].as_str().unwrap_or(""),
+                        json!({
+                            "direction": direction,
+                            "opcode": opcode,
+                            "payload_encoding": if opcode == 2 { "base64" } else { "utf8" },
+                            "timestamp_ms": ts,
+                        }),
+                        &mut budget,
+                    );
+                }
+            }
+            "Network.webSocketFrameError" => {
+                if let Some(log) = e.stream.as_mut() {
+                    log.errors.push(s(p, "errorMessage"));
+                }
+            }
+            "Network.webSocketClosed" => {
+                if let Some(log) = e.stream.as_mut() {
+                    log.closed = true;
+                }
+                e.state = State::Finished;
+                e.ended_at = ts;
+            }
+            _ => {}
+        }
+        self.stream_budget = budget;
+    }
+
+    fn open_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.inflight
+            .iter()
+            .filter_map(|id| self.chains.get(id)?.last())
+            .map(|&i| &self.entries[i])
+    }
+
+    /// Requests started and not yet finished or failed, long-lived streams (EventSource)
+    /// excepted: an open event stream would otherwise keep a page from ever being idle.
+    pub fn inflight(&self) -> usize {
+        self.open_entries()
+            .filter(|e| !STREAMING_TYPES.contains(&e.resource_type.as_str()))
+            .count()
+    }
+
+    /// What is in flight now.
+    pub fn snapshot(&self) -> CaptureSnapshot {
+        let mut snap = CaptureSnapshot::default();
+        for e in self.open_entries() {
+            snap.inflight_total += 1;
+            *snap
+                .pending_by_resource_type
+                .entry(e.resource_type.clone())
+                .or_default() += 1;
+            if !STREAMING_TYPES.contains(&e.resource_type.as_str()) {
+                snap.not_idle += 1;
+            }
+            if is_xhr(&e.resource_type) {
+                snap.pending_xhr.push(redact::url(&e.url));
+            }
+        }
+        snap.pending_xhr.sort();
+        snap
+    }
+
+    /// Freeze the "at capture" counts and return the readiness warnings
+    /// (`network_not_idle`, `pending_xhr_at_capture`).
+    pub fn mark_capture(&mut self) -> Vec<Warning> {
+        let snap = self.snapshot();
+        let warnings = readiness_warnings(&snap);
+        self.at_capture = Some(snap);
+        warnings
+    }
+
+    /// Milliseconds since the last request started, responded or ended.
+    pub fn quiet_ms(&self) -> u64 {
+        self.last_activity.elapsed().as_millis() as u64
+    }
+
+    /// The main document's last hop, once seen.
+    pub fn document(&self) -> Option<&Entry> {
+        let hops = self.chains.get(self.document.as_deref()?)?;
+        hops.last().map(|&i| &self.entries[i])
+    }
+
+    /// Redirects the main document followed.
+    pub fn document_redirects(&self) -> usize {
+        self.document
+            .as_deref()
+            .and_then(|d| self.chains.get(d))
+            .map_or(0, |h| h.len().saturating_sub(1))
+    }
+
+    /// Whether `e` is the last hop of its chain (the only one with a body to fetch).
+    pub fn is_last_hop(&self, e: &Entry) -> bool {
+        e.redirected_to.is_none()
+    }
+
+    /// The `network.json` document. `bodies` maps entry ids to what body capture did;
+    /// `capture` describes the capture options in effect.
+    pub fn to_json(
+        &self,
+        redact_headers: bool,
+        bodies: &HashMap<String, BodyRecord>,
+        capture: Value,
+    ) -> Value {
+        let t0 = self.t0.unwrap_or(0.0);
+        let doc = self.document();
+        let entries: Vec<Value> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut v = e.to_json(t0, redact_headers, bodies.get(&e.id));
+                v["is_main_document"] = json!(doc.is_some_and(|d| d.id == e.id));
+                v
+            })
+            .collect();
+        let snap = self.at_capture.clone().unwrap_or_else(|| self.snapshot());
+        let mut summary = summary::summary(
+            self.entries
+                .iter()
+                .map(|e| (e.state.as_str(), e.response.is_some())),
+            snap.inflight_total,
+            &snap.pending_by_resource_type,
+            redact_headers,
+        );
+        let streams = |kind: StreamKind| -> usize {
+            self.entries
+                .iter()
+                .filter_map(|e| e.stream.as_ref())
+                .filter(|s| s.kind == kind)
+                .map(|s| s.total)
+                .sum()
+        };
+        summary["not_idle_at_capture"] = json!(snap.not_idle);
+        summary["pending_xhr_at_capture"] = json!(snap.pending_xhr.len());
+        summary["from_cache_total"] = json!(self.entries.iter().filter(|e| e.from_cache()).count());
+        summary["from_service_worker_total"] = json!(self
+            .entries
+            .iter()
+            .filter(|e| e.from_service_worker())
+            .count());
+        summary["websocket_frames_total"] = json!(streams(StreamKind::WebSocket));
+        summary["event_source_messages_total"] = json!(streams(StreamKind::EventSource));
+        let count = |status: &str| bodies.values().filter(|b| b.status == status).count();
+        summary["bodies"] = json!({
+            "captured": count("captured"),
+            "truncated": count("truncated"),
+            "failed": count("failed"),
+            "skipped": count("skipped"),
+        });
+        json!({
+            "schema_version": 1,
+            "source": "cdp",
+            "capture": capture,
+            "entries": entries,
+            "summary": summary,
+        })
+    }
+}
+
+/// `network_not_idle` and `pending_xhr_at_capture` for a snapshot.
+pub fn readiness_warnings(snap: &CaptureSnapshot) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if snap.not_idle > 0 {
+        let by_type: Vec<String> = snap
+            .pending_by_resource_type
+            .iter()
+            .filter(|(t, _)| !STREAMING_TYPES.contains(&t.as_str()))
+            .map(|(t, n)| format!("{t}: {n}"))
+            .collect();
+        out.push(Warning::general(
+            ErrorCode::NetworkNotIdle,
+            format!(
+                "{} request(s) still in flight at capture ({})",
+                snap.not_idle,
+                by_type.join(", ")
+            ),
+        ));
+    }
+    if !snap.pending_xhr.is_empty() {
+        const SHOWN: usize = 5;
+        let mut shown: Vec<String> = snap.pending_xhr.iter().take(SHOWN).cloned().collect();
+        if snap.pending_xhr.len() > SHOWN {
+            shown.push(format!("and {} more", snap.pending_xhr.len() - SHOWN));
+        }
+        out.push(Warning::general(
+            ErrorCode::PendingXhrAtCapture,
+            format!(
+                "{} XHR/fetch request(s) still in flight at capture: {}",
+                snap.pending_xhr.len(),
+                shown.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
