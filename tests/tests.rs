@@ -17,5 +17,6 @@ mod fixture_server;
 mod host_browser;
 mod host_cli;
 mod host_listener;
+mod observation;
 mod profile;
 mod skill;

@@ -5,6 +5,7 @@ pub mod cmd;
 pub mod content;
 pub mod proxy;
 pub mod routes;
+pub mod routes_observation;
 pub mod server;
 pub mod socks;
 pub mod tls;

@@ -82,6 +82,7 @@ pub fn router() -> Router {
             get(|| async { html(BROWSER_COMPOSED) }),
         )
         .route("/browser/pending", get(|| async { html(BROWSER_PENDING) }))
+        .merge(super::routes_observation::router())
 }
 
 /// `/browser/pending`: starts a fetch of `/slow?ms=8000` that is still running at load.
