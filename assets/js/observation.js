@@ -62,8 +62,8 @@
     return WIDGET[r] ? r : '';
   }
   function tabbable(el) {
-    var t = el.getAttribute('tabindex');
-    return t != null && !(parseInt(t, 10) < 0);
+    var t = parseInt(attr(el, 'tabindex'), 10);
+    return !isNaN(t) && t >= 0;
   }
 
   // Native interactive elements and explicit interaction markers.
@@ -263,7 +263,7 @@
     var tag = el.localName;
     var type = tag === 'input' ? String(el.type || 'text').toLowerCase() : null;
     var eRole = widgetRole(el);
-    var role = eRole || attr(el, 'role').trim().split(/\s+/)[0] || implicitRole(el, tag, type);
+    var role = eRole || attr(el, 'role').trim().toLowerCase().split(/\s+/)[0] || implicitRole(el, tag, type);
     var editable = tag === 'textarea' || (type && !NOT_TEXT[type]) || isEditable(el) ||
       eRole === 'textbox' || eRole === 'searchbox';
     var valueBearing = editable || tag === 'select' || tag === 'input';
@@ -316,14 +316,14 @@
     if (el.hasAttribute('formaction')) { node.action = abs(attr(el, 'formaction'), el); }
     var fi = tag === 'iframe' ? indexIn(frameEls, el) : -1;
     var f = fi >= 0 ? frames[fi + 1] : null;
-    if (f) { node.frame_ref = f.frame_id; f.iframe_ref = ref; }
+    if (f) { node.frame_ref = f.frame_id; }
     var form = el.form && el.form.nodeType === 1 ? el.form : null;
-    if (form) {
-      var fe = registerForm(form, frame);
-      node.form_ref = fe.ref;
-      fe.field_refs.push(ref);
-    }
+    var fe = form ? registerForm(form, frame) : null;
+    if (fe) { node.form_ref = fe.ref; }
     node.selector_hint = hint(el);
+    // Cross-references last, once nothing above can throw and drop the node.
+    if (f) { f.iframe_ref = ref; }
+    if (fe) { fe.field_refs.push(ref); }
     return node;
   }
 
