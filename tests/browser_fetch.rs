@@ -22,7 +22,7 @@ use crate::support::FixtureServer;
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// One Chromium at a time: the machine is small and each test owns a browser.
-static ONE_BROWSER: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_BROWSER: Mutex<()> = Mutex::new(());
 
 /// A headless Chromium on an ephemeral port, killed on drop.
 struct Browser {

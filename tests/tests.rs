@@ -19,5 +19,6 @@ mod host_cli;
 mod host_listener;
 mod host_runtime;
 mod network_capture;
+mod observation;
 mod profile;
 mod skill;

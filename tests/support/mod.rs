@@ -6,6 +6,7 @@ pub mod content;
 pub mod proxy;
 pub mod routes;
 pub mod routes_network;
+pub mod routes_observation;
 pub mod server;
 pub mod socks;
 pub mod tls;

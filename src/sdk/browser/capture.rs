@@ -114,14 +114,16 @@ pub async fn capture_all(
             }
             Artifact::Observation => match cx.eval(assets::OBSERVATION_JS, false).await {
                 Ok(v) => {
-                    let empty = v["nodes"].as_array().is_none_or(Vec::is_empty);
+                    // A titled page without controls is a plain document, not an empty capture.
+                    let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
+                        && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
                     let w = write(out, &mut c, a, "observation.json", &pretty(&v))?;
                     Ok(w.or_else(|| {
                         empty.then(|| {
                             Warning::artifact(
                                 a.as_str(),
                                 ErrorCode::ObservationEmpty,
-                                "no interactive elements found",
+                                "the page has no title and no interactive elements",
                             )
                         })
                     }))
