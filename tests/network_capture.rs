@@ -449,3 +449,77 @@ fn concurrent_fetches_on_one_host_see_only_their_own_requests() {
     assert_eq!(foreign, 0, "{cached:#}");
     assert!(with_url(xhr, "/net/graphql").len() == 1);
 }
+
+#[test]
+fn eight_concurrent_fetches_keep_their_events_apart_and_close_their_tabs() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let mut host = crate::host_cli::HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0"],
+        &[("AFHTTP_BROWSER_BIN", CHROMIUM)],
+    );
+    let ep = host.endpoint.clone();
+    let tabs = || {
+        fx.cmd()
+            .args(["health", "--endpoint-url", &ep])
+            .run()
+            .result()["tabs_active"]
+            .as_u64()
+            .unwrap()
+    };
+    let baseline = tabs();
+    let runs: Vec<(u32, crate::support::Run)> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = (0..8u32)
+            .map(|n| {
+                let (fx, srv, ep) = (&fx, &srv, ep.clone());
+                scope.spawn(move || {
+                    let run = fx
+                        .cmd()
+                        .args([
+                            "fetch",
+                            &srv.url(&format!("/net/conc/{n}")),
+                            "--endpoint-url",
+                            &ep,
+                        ])
+                        .args(["--render", "always", "--want", "network,console,text"])
+                        .run();
+                    (n, run)
+                })
+            })
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    for (n, run) in &runs {
+        let own = format!("/net/conc/{n}");
+        let net = run.artifact_json("network_file");
+        for e in entries(&net) {
+            let url = e["url"].as_str().unwrap();
+            // The page's own favicon request is the only other one it makes.
+            assert!(
+                url.ends_with(&own)
+                    || url.ends_with(&format!("{own}/data"))
+                    || url.ends_with("/favicon.ico"),
+                "fetch {n} saw {url}"
+            );
+        }
+        assert_eq!(
+            with_url(&net, &format!("{own}/data")).len(),
+            1,
+            "{:#}",
+            run.event["trace"]
+        );
+        let console = run.artifact_json("console_file").to_string();
+        assert!(console.contains(&format!("page {n}")), "{console}");
+        for other in (0..8).filter(|o| o != n) {
+            assert!(!console.contains(&format!("page {other}\"")), "{console}");
+        }
+        assert!(run
+            .artifact_text("text_file")
+            .contains(&format!("data {n}")));
+    }
+    // Every fetch closed the tab it opened.
+    assert_eq!(tabs(), baseline);
+    host.terminate();
+}

@@ -13,6 +13,9 @@
 //! - `/net/ws-page`: opens `/net/ws` (echoes each text frame as `echo:<frame>`) and sends two.
 //! - `/net/sse-page`: listens to `/net/sse` (three `tick-N` messages, then stays open).
 //! - `/net/big-page`: one XHR of `/net/big-bin`, 15 MB of non-UTF-8 bytes.
+//! - `/net/conc/N`: logs `page N` to the console, then after 150 ms fetches
+//!   `/net/conc/N/data` (answered after 100 ms) and writes `data N` into the body; for the
+//!   concurrency test, where each page's requests carry its own N.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -49,6 +52,8 @@ pub fn router() -> Router {
         )
         .route("/net/xhr", get(|| async { html(XHR_PAGE) }))
         .route("/net/api/item", get(item))
+        .route("/net/conc/{n}", get(conc_page))
+        .route("/net/conc/{n}/data", get(conc_data))
         .route("/net/api/xhr", get(xhr_api))
         .route("/net/graphql", post(graphql))
         .route("/net/cached-page", get(|| async { html(CACHED_PAGE) }))
@@ -224,4 +229,22 @@ async fn big_bin() -> Resp {
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, BIG_BIN_BYTES.into());
     r
+}
+
+async fn conc_page(axum::extract::Path(n): axum::extract::Path<u32>) -> Resp {
+    typed(
+        "text/html; charset=utf-8",
+        format!(
+            "<!doctype html><title>conc {n}</title><p id=s>loading</p><script>\
+         console.log('page {n}');\
+         setTimeout(() => fetch('/net/conc/{n}/data').then(r => r.text())\
+           .then(t => {{ document.getElementById('s').textContent = t; }}), 150);\
+         </script>"
+        ),
+    )
+}
+
+async fn conc_data(axum::extract::Path(n): axum::extract::Path<u32>) -> Resp {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    typed("text/plain", format!("data {n}"))
 }

@@ -156,6 +156,12 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
             "--metrics-recording-only",
             "--password-store=basic",
             "--use-mock-keychain",
+            // Concurrent fetches each run in their own tab, and only one tab is in front: a
+            // hidden tab's timers would otherwise be throttled to once a second, stalling
+            // every page that renders from a setTimeout.
+            "--disable-background-timer-throttling",
+            "--disable-renderer-backgrounding",
+            "--disable-backgrounding-occluded-windows",
         ]
         .map(String::from),
     );
