@@ -11,4 +11,6 @@ fi
 cargo build --release --quiet
 python3 -c 'import websockets' >/dev/null 2>&1 || python3 -m pip install -q websockets
 python3 bench/run.py "$@"
-exec python3 bench/run_browser.py "$@"
+python3 bench/run_browser.py "$@"
+python3 bench/run_concurrency.py "$@"
+exec python3 bench/observation_growth.py "$@"

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Parallel fetches and host memory on one warm `afhttp host`, each against a baseline
+measured in the same run:
+
+1. Throughput: 8 fetches of the SPA page (an empty shell that fetches one JSON after 100 ms
+   and renders 50 items) started at once vs the same 8 one after another. Most of a fetch is
+   waiting for the page to settle, so parallel fetches must overlap those waits
+   (target: >= 4x on 2 cores).
+2. Memory: the host process's RSS after 200 fetches vs after 20 (target: within 10%), with
+   the browser's process tree reported beside it.
+
+BENCH_ROUNDS (default 3) sets how many sequential/parallel rounds alternate.
+"""
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import json
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as http_bench  # noqa: E402  (shared server pieces and doc writer)
+import run_browser  # noqa: E402,F401  (registers /spa and /api/items on the shared server)
+
+ROOT = http_bench.ROOT
+BIN = http_bench.BIN
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+PARALLEL = 8
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def group_rss_kib(pgid):
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) == pgid:
+                total += rss_kib(entry)
+        except (ProcessLookupError, FileNotFoundError, PermissionError):
+            pass
+    return total
+
+
+def main():
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env["AFHTTP_NO_SANDBOX"] = "1"
+    env["AFHTTP_LOG"] = "off"
+    srv = http_bench.serve()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    tmp = tempfile.mkdtemp(prefix="afhttp-bench-conc-")
+    host = subprocess.Popen([BIN, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    ready = json.loads(host.stdout.readline())["result"]
+    endpoint = ready["endpoint_url"]
+    browser_pid = ready["browser_pid"]
+    n = [0]
+    lock = threading.Lock()
+
+    def fetch():
+        with lock:
+            n[0] += 1
+            out = os.path.join(tmp, str(n[0]))
+        run_browser.timed([BIN, "fetch", base + "/spa", "--endpoint-url", endpoint, "--render", "always",
+                           "--want", "rendered_html,text,screenshot,network,console,observation", "--out", out], env)
+
+    def sequential():
+        t = time.perf_counter()
+        for _ in range(PARALLEL):
+            fetch()
+        return time.perf_counter() - t
+
+    def parallel():
+        t = time.perf_counter()
+        threads = [threading.Thread(target=fetch) for _ in range(PARALLEL)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        return time.perf_counter() - t
+
+    try:
+        for _ in range(2):
+            fetch()
+        seq, par = [], []
+        for _ in range(ROUNDS):
+            seq.append(sequential())
+            par.append(parallel())
+        # Memory: count every fetch so far, top up to 20, then to 200 in parallel batches.
+        while n[0] < 20:
+            fetch()
+        time.sleep(1)
+        host_20, browser_20 = rss_kib(host.pid), group_rss_kib(browser_pid)
+        while n[0] < 200:
+            parallel()
+        time.sleep(1)
+        host_200, browser_200 = rss_kib(host.pid), group_rss_kib(browser_pid)
+        fetches = n[0]
+    finally:
+        host.terminate()
+        host.wait(timeout=15)
+        srv.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    seq_med, par_med = statistics.median(seq), statistics.median(par)
+    speedup = seq_med / par_med
+    growth = (host_200 - host_20) / host_20 * 100 if host_20 else 0.0
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "raw-concurrency.csv"), "w") as f:
+        f.write("case,round,wall_ms\n")
+        for i, x in enumerate(seq):
+            f.write(f"sequential8,{i},{x * 1000:.1f}\n")
+        for i, x in enumerate(par):
+            f.write(f"parallel8,{i},{x * 1000:.1f}\n")
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    summary = f"""## Parallel fetches and host memory (issue: deep capture)
+
+Measured {stamp} on {platform.node()} ({os.cpu_count()} cores), Debian Chromium, one warm `afhttp host`,
+{ROUNDS} alternating rounds. Each fetch is a whole `afhttp fetch --render always` process on the SPA
+page with rendered_html, text, screenshot, network, console and observation.
+
+| Case | median ms per round of 8 |
+| --- | --- |
+| 8 fetches one after another | {seq_med * 1000:.0f} |
+| 8 fetches at once | {par_med * 1000:.0f} |
+
+| Memory after | host RSS (MiB) | browser tree RSS (MiB) |
+| --- | --- | --- |
+| 20 fetches | {host_20 / 1024:.1f} | {browser_20 / 1024:.1f} |
+| {fetches} fetches | {host_200 / 1024:.1f} | {browser_200 / 1024:.1f} |
+
+| Target | Measured | Verdict |
+| --- | --- | --- |
+| 8 parallel vs 8 sequential throughput >= 4x | {speedup:.2f}x | {verdict(speedup >= 4)} |
+| host RSS after 200 fetches within 10% of after 20 | {growth:+.1f}% | {verdict(abs(growth) <= 10)} |
+"""
+    with open(os.path.join(ROOT, "bench", "summary-concurrency.md"), "w") as f:
+        f.write(summary)
+    http_bench.write_doc()
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
