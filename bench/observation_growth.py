@@ -18,6 +18,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as http_bench  # noqa: E402  (shared fixture server)
+import run_browser  # noqa: E402  (shared host start and environment)
 
 BIN = os.environ.get("BENCH_BIN", http_bench.BIN)
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
@@ -48,19 +49,15 @@ def fetch(endpoint, url, want, out):
 
 
 def main():
-    env = dict(os.environ)
-    if os.geteuid() == 0:
-        env["AFHTTP_NO_SANDBOX"] = "1"
-    env["AFHTTP_LOG"] = "off"
+    env = run_browser.bench_env()
     for n in SIZES:
         http_bench.PAGES[f"/grow/{n}"] = (page(n), "text/html; charset=utf-8")
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-obs-")
-    host = subprocess.Popen([BIN, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    host, ready = run_browser.start_host(env, BIN)
     try:
-        endpoint = json.loads(host.stdout.readline())["result"]["endpoint_url"]
+        endpoint = ready["endpoint_url"]
         k = 0
         rows = []
         for n in SIZES:

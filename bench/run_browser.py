@@ -83,18 +83,29 @@ def browser_start_alone(env):
     return elapsed
 
 
-def main():
+def bench_env():
+    """The environment every benchmark runs afhttp with: quiet logs, no sandbox as root."""
     env = dict(os.environ)
     if os.geteuid() == 0:
         env["AFHTTP_NO_SANDBOX"] = "1"
     env["AFHTTP_LOG"] = "off"
+    return env
+
+
+def start_host(env, binary=BIN):
+    """Start `afhttp host` on an ephemeral loopback port; returns (process, ready result)."""
+    host = subprocess.Popen([binary, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    return host, json.loads(host.stdout.readline())["result"]
+
+
+def main():
+    env = bench_env()
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-browser-")
-    host = subprocess.Popen([BIN, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
-    ready = json.loads(host.stdout.readline())
-    endpoint = ready["result"]["endpoint_url"]
+    host, ready = start_host(env)
+    endpoint = ready["endpoint_url"]
     cdp = endpoint + "/cdp"
     want = "rendered_html,text,screenshot"
     n = [0]

@@ -15,12 +15,10 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as http_bench  # noqa: E402  (shared server pieces and doc writer)
@@ -54,16 +52,11 @@ def group_rss_kib(pgid):
 
 
 def main():
-    env = dict(os.environ)
-    if os.geteuid() == 0:
-        env["AFHTTP_NO_SANDBOX"] = "1"
-    env["AFHTTP_LOG"] = "off"
+    env = run_browser.bench_env()
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-conc-")
-    host = subprocess.Popen([BIN, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
-    ready = json.loads(host.stdout.readline())["result"]
+    host, ready = run_browser.start_host(env)
     endpoint = ready["endpoint_url"]
     browser_pid = ready["browser_pid"]
     n = [0]
