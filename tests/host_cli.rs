@@ -470,11 +470,16 @@ fn sdk_inline_ephemeral_client() {
     rt.block_on(async {
         let client = afhttp::Client::inline_ephemeral().await.unwrap();
         assert_eq!(client.health().await.unwrap()["status"], "ok");
-        let v = client
-            .cdp("Browser.getVersion", serde_json::json!({}), None)
-            .await
-            .unwrap();
+        let v = client.cdp("Browser.getVersion").send().await.unwrap();
         assert!(v["product"].as_str().unwrap().contains("Chrome"));
+        // A non-http URL is refused from code as it is from the CLI.
+        let page = client
+            .fetch("data:text/html,x")
+            .send()
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(page.error.code.as_str(), "invalid_argument");
         assert!(!client.tabs().await.unwrap().is_empty());
         client.close().await;
     });

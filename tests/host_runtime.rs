@@ -186,3 +186,105 @@ fn profile_switch_waits_for_attached_clients_then_closes_them_with_a_reason() {
     assert_eq!(health["profile"]["name"], "alpha");
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn sdk_builders_fetch_and_call_cdp_on_one_connection() {
+    use afhttp::sdk::{FetchCookie, FetchCookieSameSite};
+    use afhttp::{Artifact, Client, RenderMode, Wait};
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--token-secret", "sdk-token"],
+        &[],
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = Client::connect(&host.endpoint)
+            .unwrap()
+            .with_token(Some("sdk-token".into()));
+        let out = fx.path().join("sdk-out");
+        let result = client
+            .fetch(&srv.url("/cookies/echo"))
+            .render(RenderMode::Always)
+            .wait(Wait::Auto)
+            .user_agent("agent-script/1")
+            .cookie_full(
+                FetchCookie::build(("session", "abc"))
+                    .path("/")
+                    .http_only(true)
+                    .same_site(FetchCookieSameSite::Lax)
+                    .build(),
+            )
+            .evaluate_after_wait("document.body.dataset.agentReady = '1'")
+            .timeout(Duration::from_secs(30))
+            .want([
+                Artifact::RenderedHtml,
+                Artifact::Text,
+                Artifact::Observation,
+            ])
+            .out_dir(&out)
+            .send()
+            .await
+            .map_err(|f| f.error)
+            .unwrap();
+        assert_eq!(result.render_used, "browser");
+        let text = std::fs::read_to_string(result.file(Artifact::Text).unwrap()).unwrap();
+        assert!(text.contains("session=abc"), "{text}");
+        let html = std::fs::read_to_string(result.file(Artifact::RenderedHtml).unwrap()).unwrap();
+        assert!(html.contains("data-agent-ready=\"1\""), "{html:.300}");
+        assert!(result
+            .file(Artifact::Observation)
+            .unwrap()
+            .starts_with(&out));
+
+        // The CDP builder, on the browser target and on a tab.
+        let made = client
+            .cdp("Target.createTarget")
+            .params(serde_json::json!({"url": srv.url("/headers/ua")}))
+            .send()
+            .await
+            .unwrap();
+        let tab = made["targetId"].as_str().unwrap().to_string();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let title = client
+            .cdp("Runtime.evaluate")
+            .tab(&tab)
+            .params(serde_json::json!({"expression": "location.pathname", "returnByValue": true}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(title["result"]["value"], "/headers/ua");
+        // A fetch on that existing tab leaves it open; the user agent is the one asked for.
+        let on_tab = client
+            .fetch(&srv.url("/headers/ua"))
+            .render(RenderMode::Always)
+            .tab(&tab)
+            .user_agent("agent-script/2")
+            .want([Artifact::Text])
+            .send()
+            .await
+            .map_err(|f| f.error)
+            .unwrap();
+        assert_eq!(on_tab.tab_id.as_deref(), Some(tab.as_str()));
+        let ua = std::fs::read_to_string(on_tab.file(Artifact::Text).unwrap()).unwrap();
+        assert!(ua.contains("agent-script/2"), "{ua}");
+        assert!(client.tabs().await.unwrap().iter().any(|t| t.tab_id == tab));
+        // Bad input from code is the same invalid_argument the CLI gives.
+        let bad = client
+            .fetch(&srv.url("/"))
+            .cookie_full(FetchCookie::build(("a", "b; Path=/x")).build())
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(bad.error.code.as_str(), "invalid_argument");
+        let bad = client.fetch("file:///etc/passwd").send().await.unwrap_err();
+        assert_eq!(bad.error.code.as_str(), "invalid_argument");
+        client.close().await;
+    });
+    assert_eq!(host.terminate().0, 0);
+}

@@ -78,7 +78,11 @@ pub fn run(args: CdpArgs) -> Event {
     let method = args.method.clone();
     let tab = args.tab.clone();
     super::run_client(&args.driver, |client| async move {
-        let result = client.cdp(&method, params, tab.as_deref()).await?;
+        let mut call = client.cdp(&method).params(params);
+        if let Some(tab) = &tab {
+            call = call.tab(tab);
+        }
+        let result = call.send().await?;
         let mut body = json!({"method": method, "result": result});
         if let Some(t) = tab {
             body["tab_id"] = json!(t);

@@ -22,7 +22,10 @@ pub struct Client {
     timeout: Duration,
     profile: Option<String>,
     request_id: Option<String>,
-    cdp: Mutex<Option<Arc<CdpConnection>>>,
+    /// The lazily opened CDP connection; shared with the clients of this client's fetches.
+    cdp: Arc<Mutex<Option<Arc<CdpConnection>>>>,
+    /// False for a [`Client::sharing_connection`] view, which must not close it.
+    owns_connection: bool,
     /// A private host this client owns (see [`Client::inline_ephemeral`]); stopped on drop.
     #[cfg(feature = "host")]
     inline: std::sync::Mutex<Option<crate::host::inline::InlineHost>>,
@@ -65,7 +68,8 @@ impl Client {
             timeout: DEFAULT_TIMEOUT,
             profile: None,
             request_id: None,
-            cdp: Mutex::new(None),
+            cdp: Arc::new(Mutex::new(None)),
+            owns_connection: true,
             #[cfg(feature = "host")]
             inline: std::sync::Mutex::new(None),
         }
@@ -111,6 +115,42 @@ impl Client {
     /// The endpoint.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
+    }
+
+    /// The bearer token, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// The bound for control calls and CDP commands.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// `client.fetch(url)…send()`: the CLI's `fetch` against this client's host.
+    pub fn fetch(&self, url: &str) -> crate::sdk::builder::FetchBuilder<'_> {
+        crate::sdk::builder::FetchBuilder::new(self, url)
+    }
+
+    /// `client.cdp(method).tab(id).params(json)…send()`: one raw CDP call.
+    pub fn cdp(&self, method: &str) -> crate::sdk::builder::CdpBuilder<'_> {
+        crate::sdk::builder::CdpBuilder::new(self, method)
+    }
+
+    /// A view of this client that uses (and opens, if needed) the same CDP connection but
+    /// never closes it: what a fetch built from this client runs on.
+    pub fn sharing_connection(&self) -> Client {
+        Client {
+            endpoint: self.endpoint.clone(),
+            token: self.token.clone(),
+            timeout: self.timeout,
+            profile: self.profile.clone(),
+            request_id: self.request_id.clone(),
+            cdp: Arc::clone(&self.cdp),
+            owns_connection: false,
+            #[cfg(feature = "host")]
+            inline: std::sync::Mutex::new(None),
+        }
     }
 
     /// `GET /recent-requests`: the host's last request records (`--recent-requests-cap`).
@@ -182,8 +222,8 @@ impl Client {
     }
 
     /// Send one raw CDP method to the browser target, or to tab `tab` through a temporary
-    /// flattened session that is detached afterwards.
-    pub async fn cdp(
+    /// flattened session that is detached afterwards (what [`Client::cdp`] sends).
+    pub async fn cdp_call(
         &self,
         method: &str,
         params: Value,
@@ -228,7 +268,7 @@ impl Client {
 
     /// Page targets of the browser.
     pub async fn tabs(&self) -> Result<Vec<Tab>, AfError> {
-        let targets = self.cdp("Target.getTargets", json!({}), None).await?;
+        let targets = self.cdp_call("Target.getTargets", json!({}), None).await?;
         let list = targets
             .get("targetInfos")
             .and_then(Value::as_array)
@@ -248,7 +288,7 @@ impl Client {
 
     /// Close tab `tab`.
     pub async fn close_tab(&self, tab: &str) -> Result<(), AfError> {
-        self.cdp("Target.closeTarget", json!({"targetId": tab}), None)
+        self.cdp_call("Target.closeTarget", json!({"targetId": tab}), None)
             .await
             .map_err(|e| tab_error(e, tab))?;
         Ok(())
@@ -257,6 +297,9 @@ impl Client {
     /// Close the cached CDP connection, and stop an inline host this client owns
     /// (optional; dropping the client does both, less gracefully).
     pub async fn close(&self) {
+        if !self.owns_connection {
+            return;
+        }
         if let Some(conn) = self.cdp.lock().await.take() {
             conn.close();
         }
@@ -272,6 +315,9 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
+        if !self.owns_connection {
+            return;
+        }
         if let Ok(mut guard) = self.cdp.try_lock() {
             if let Some(conn) = guard.take() {
                 conn.close();

@@ -3,6 +3,7 @@
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
 pub mod browser;
+pub mod builder;
 pub mod cdp;
 pub mod challenge;
 pub mod client;
@@ -16,3 +17,6 @@ pub mod http;
 pub mod redact;
 pub mod render_decision;
 pub mod request;
+
+pub use builder::{CdpBuilder, FetchBuilder, FetchCookie, FetchCookieSameSite};
+pub use fetch::{FetchFailure, FetchOutcome};

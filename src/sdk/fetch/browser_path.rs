@@ -20,30 +20,48 @@ pub struct BrowserSlot {
     client: Option<Arc<Client>>,
     /// `backend.family` from the host's `/health` (`None` when unknown).
     family: Option<String>,
+    /// Whether `family` was asked for yet.
+    family_known: bool,
     #[cfg(feature = "host")]
     inline: Option<crate::host::inline::InlineHost>,
 }
 
 impl BrowserSlot {
+    /// Browser work on `client`'s host and connection (see [`Client::sharing_connection`]).
+    pub fn sharing(client: Client) -> BrowserSlot {
+        BrowserSlot {
+            client: Some(Arc::new(client)),
+            ..BrowserSlot::default()
+        }
+    }
+
     /// The CDP connection, starting an inline host when no endpoint was given.
     pub async fn connection(
         &mut self,
         req: &FetchRequest,
         trace: &mut Trace,
     ) -> Result<Arc<CdpConnection>, AfError> {
-        if self.client.is_none() {
-            let connect_started = std::time::Instant::now();
-            let client = match &req.endpoint {
-                Some(ep) => Client::new(ep.clone())
-                    .with_token(req.token.clone())
-                    .with_profile(req.browser.profile.clone()),
-                None => self.start_inline(req, trace).await?,
-            };
-            let request_id = trace
-                .get("request_id")
-                .and_then(Value::as_str)
-                .map(String::from);
-            let client = client.with_timeout(req.timeout).with_request_id(request_id);
+        let connect_started = std::time::Instant::now();
+        let client = match &self.client {
+            Some(c) => Arc::clone(c),
+            None => {
+                let client = match &req.endpoint {
+                    Some(ep) => Client::new(ep.clone())
+                        .with_token(req.token.clone())
+                        .with_profile(req.browser.profile.clone()),
+                    None => self.start_inline(req, trace).await?,
+                };
+                let request_id = trace
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                let client = Arc::new(client.with_timeout(req.timeout).with_request_id(request_id));
+                self.client = Some(Arc::clone(&client));
+                client
+            }
+        };
+        if !self.family_known {
+            self.family_known = true;
             #[cfg(feature = "host")]
             if let Some(h) = &self.inline {
                 self.family = h.family.clone();
@@ -55,19 +73,13 @@ impl BrowserSlot {
                         .map(String::from)
                 });
             }
-            let client = Arc::new(client);
-            let conn = client.cdp_connection().await;
-            self.client = Some(client);
-            trace.timing(
-                "host_connect",
-                connect_started.elapsed().as_secs_f64() * 1000.0,
-            );
-            return conn;
         }
-        match &self.client {
-            Some(c) => c.cdp_connection().await,
-            None => Err(AfError::new(ErrorCode::RenderUnavailable, "no browser")),
-        }
+        let conn = client.cdp_connection().await;
+        trace.timing(
+            "host_connect",
+            connect_started.elapsed().as_secs_f64() * 1000.0,
+        );
+        conn
     }
 
     #[cfg(feature = "host")]

@@ -21,7 +21,7 @@ use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait};
 
 pub use options::{FormValue, HeaderPair, RequestBody, TransportOptions};
 pub use outcome::{FetchFailure, FetchOutcome};
-pub use run::fetch;
+pub use run::{fetch, fetch_with};
 
 /// Default whole-attempt timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -156,3 +156,13 @@ pub struct FetchFailure {
     /// The trace.
     pub trace: Trace,
 }
+
+impl FetchFailure {
+    /// A failure before the fetch started (a bad argument): an empty trace.
+    pub fn bare(error: AfError) -> FetchFailure {
+        FetchFailure {
+            error,
+            trace: Trace::new(""),
+        }
+    }
+}

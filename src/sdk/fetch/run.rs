@@ -25,6 +25,15 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Run one fetch to completion.
 pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
+    fetch_with(req, BrowserSlot::default()).await
+}
+
+/// Run one fetch with browser work going to `slot` (e.g. one sharing an SDK client's
+/// connection).
+pub async fn fetch_with(
+    req: FetchRequest,
+    mut slot: BrowserSlot,
+) -> Result<FetchOutcome, FetchFailure> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let t0 = Instant::now();
     let mut trace = Trace::new(&request_id);
@@ -70,7 +79,6 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
         OutDir::prepare(req.out_dir.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
     trace.timing("setup", t0.elapsed().as_secs_f64() * 1000.0);
 
-    let mut slot = BrowserSlot::default();
     let mut attempt: u32 = 0;
     let result = loop {
         attempt += 1;
