@@ -11,6 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::error::{AfError, ErrorCode};
 use crate::host::browser::{self, LaunchOptions, RunningBrowser};
 use crate::host::capabilities;
+use crate::host::downloads::{self, DownloadRecord, Downloads};
 use crate::host::listener::{
     self, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState, TokenSecret, Upstream,
 };
@@ -63,6 +64,8 @@ pub struct HostOptions {
     pub recent_requests_cap: usize,
     /// `--profile-switch-wait-ms`.
     pub profile_switch_wait: Duration,
+    /// `--upload-max-bytes`.
+    pub upload_max_bytes: u64,
 }
 
 impl HostOptions {
@@ -87,6 +90,7 @@ impl HostOptions {
             wait_for_product: true,
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
+            upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
         }
     }
 }
@@ -111,6 +115,9 @@ struct LiveView {
     recent: Option<Arc<RecentRequests>>,
     /// The recorder task of the current browser.
     recorder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Downloads of the current browser, and the task keeping its download behavior.
+    downloads: Arc<Downloads>,
+    keeper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl HostView for LiveView {
@@ -158,6 +165,10 @@ impl HostView for LiveView {
                 .is_ok_and(|p| p.get("name").and_then(Value::as_str) == Some(name))
     }
 
+    fn download(&self, guid: &str) -> Option<DownloadRecord> {
+        self.downloads.get(guid)
+    }
+
     fn recent_requests(&self) -> Value {
         match &self.recent {
             Some(r) => r.document(),
@@ -198,10 +209,32 @@ impl LiveView {
         }
     }
 
-    /// Stop the recorder (shutdown).
+    /// Stop the recorder and the download keeper (shutdown).
     fn stop_recording(&self) {
         if let Some(old) = self.recorder.lock().ok().and_then(|mut s| s.take()) {
             old.abort();
+        }
+        if let Some(old) = self.keeper.lock().ok().and_then(|mut s| s.take()) {
+            old.abort();
+        }
+    }
+
+    /// Send `b`'s downloads to `dir` and track them, before any client can reach `b`. A
+    /// backend without the Browser download domain keeps serving, with a warning.
+    async fn keep_downloads(&self, b: &RunningBrowser, dir: &std::path::Path) {
+        match downloads::keep(&b.ws_url, dir, Arc::clone(&self.downloads)).await {
+            Ok(task) => {
+                if let Ok(mut slot) = self.keeper.lock() {
+                    if let Some(old) = slot.replace(task) {
+                        old.abort();
+                    }
+                }
+            }
+            Err(e) => log(
+                Level::Warn,
+                "downloads are not captured by this browser",
+                json!({"error": e.message}),
+            ),
         }
     }
 
@@ -268,6 +301,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.health_public_minimal = opts.health_public_minimal;
     config.allowed_hosts = opts.allowed_hosts.clone();
     config.profile_switch_wait = opts.profile_switch_wait;
+    config.upload_max_bytes = opts.upload_max_bytes;
     config.validate()?;
     let path_env = std::env::var_os("PATH");
     let (backend, binary) = match (opts.backend, &opts.browser_bin) {
@@ -322,11 +356,15 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         recent: (opts.recent_requests_cap > 0)
             .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
         recorder: std::sync::Mutex::new(None),
+        downloads: Arc::new(Downloads::new()),
+        keeper: std::sync::Mutex::new(None),
     });
+    view.keep_downloads(&first, &profile.downloads_dir()).await;
     view.set(Some(&first), HostStatus::Ok);
     view.record(&first);
     let product_task = view.refresh_product(&first);
     let state = Arc::new(ListenerState::new(view.clone(), config)?);
+    let uploads = Arc::clone(&state.uploads);
     let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let bound = listener::serve(state, async {
         let _ = listener_stop_rx.await;
@@ -358,6 +396,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         launch_opts,
         profile,
         name,
+        uploads,
     };
     let task = tokio::spawn(supervise(
         supervised,
@@ -390,6 +429,8 @@ struct Supervised {
     profile: ActiveProfile,
     /// Persistent profile name (`None`: ephemeral).
     name: Option<String>,
+    /// Driver uploads, deleted once the listener is closed.
+    uploads: Arc<listener::transfer::UploadStore>,
 }
 
 async fn supervise(
@@ -424,6 +465,7 @@ async fn supervise(
                 match browser::launch(&s.launch_opts).await {
                     Ok(b) => {
                         s.browser = b;
+                        view.keep_downloads(&s.browser, &s.profile.downloads_dir()).await;
                         view.set(Some(&s.browser), HostStatus::Ok);
                         view.refresh_product(&s.browser);
                         view.record(&s.browser);
@@ -441,6 +483,7 @@ async fn supervise(
     let _ = listener_stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
     log(Level::Debug, "listener closed", json!({"ms": ms(stopping)}));
+    s.uploads.remove_all();
     if s.name.is_some() {
         stop_browser(&mut s.browser).await;
     } else {
@@ -506,6 +549,8 @@ async fn switch(
             if let Ok(mut p) = view.profile.write() {
                 *p = s.profile.describe();
             }
+            view.keep_downloads(&s.browser, &s.profile.downloads_dir())
+                .await;
             view.set(Some(&s.browser), HostStatus::Ok);
             view.refresh_product(&s.browser);
             // Records of one identity do not outlive it.
@@ -520,6 +565,8 @@ async fn switch(
             drop(next);
             if let Ok(b) = browser::launch(&s.launch_opts).await {
                 s.browser = b;
+                view.keep_downloads(&s.browser, &s.profile.downloads_dir())
+                    .await;
                 view.set(Some(&s.browser), HostStatus::Ok);
                 view.record(&s.browser);
             }

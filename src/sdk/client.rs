@@ -113,6 +113,11 @@ impl Client {
         &self.endpoint
     }
 
+    /// The bearer token, for the SDK's own requests to the host.
+    pub(crate) fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     /// `GET /recent-requests`: the host's last request records (`--recent-requests-cap`).
     pub async fn recent_requests(&self) -> Result<Value, AfError> {
         Ok(host_http::request(
@@ -244,6 +249,21 @@ impl Client {
                 title: str_field(t, "title"),
             })
             .collect())
+    }
+
+    /// Attach the driver-side `file` to the `<input type=file>` that `selector` (CSS, or an
+    /// observation.json `host >> shadow >> inner` / `iframe >> frame >> inner` chain) names in
+    /// tab `tab`. The bytes move to the host over its listener, so the host may be remote.
+    pub async fn upload(
+        &self,
+        tab: &str,
+        selector: &str,
+        file: &std::path::Path,
+    ) -> Result<crate::sdk::transfer::upload::Uploaded, AfError> {
+        use crate::sdk::transfer::upload::{self, LocalFile, Selector};
+        let selector = Selector::parse(selector)?;
+        let file = LocalFile::check(file)?;
+        upload::upload(self, tab, &selector, &file, self.timeout).await
     }
 
     /// Close tab `tab`.

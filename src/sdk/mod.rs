@@ -16,3 +16,4 @@ pub mod http;
 pub mod redact;
 pub mod render_decision;
 pub mod request;
+pub mod transfer;

@@ -382,6 +382,7 @@ async fn attempt_once(
         page_kind,
         next_action,
         warnings,
+        download: None,
         trace: Trace::new(request_id),
     })))
 }
