@@ -38,7 +38,7 @@ pub enum Commands {
     Host(Box<host::HostArgs>),
     /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
     Fetch(Box<fetch::FetchArgs>),
-    /// Attach a local file to an <input type=file> in a host's tab (DOM.setFileInputFiles).
+    /// Attach a local file to an `<input type=file>` in a host's tab (`DOM.setFileInputFiles`).
     Upload(upload::UploadArgs),
     /// Send one raw CDP method to a host's browser or one of its tabs.
     Cdp(cdp::CdpArgs),

@@ -74,11 +74,10 @@ impl Downloads {
         self.lock().records.iter().find(|r| r.guid == guid).cloned()
     }
 
-    /// Fold one `Browser.downloadWillBegin` / `Browser.downloadProgress` event.
-    pub fn on_event(&self, method: &str, p: &Value) {
-        let Some(guid) = p["guid"].as_str().filter(|g| is_guid(g)) else {
-            return;
-        };
+    /// Fold one `Browser.downloadWillBegin` / `Browser.downloadProgress` event; returns the
+    /// record when this event settled it (completed or canceled).
+    pub fn on_event(&self, method: &str, p: &Value) -> Option<DownloadRecord> {
+        let guid = p["guid"].as_str().filter(|g| is_guid(g))?;
         let mut inner = self.lock();
         match method {
             "Browser.downloadWillBegin" => {
@@ -96,17 +95,65 @@ impl Downloads {
                 while inner.records.len() > MAX_RECORDS {
                     inner.records.pop_front();
                 }
+                None
             }
             "Browser.downloadProgress" => {
-                if let Some(r) = inner.records.iter_mut().find(|r| r.guid == guid) {
-                    if let Some(s) = p["state"].as_str() {
-                        r.state = s.to_string();
-                    }
-                    r.total_bytes = p["totalBytes"].as_f64().unwrap_or(0.0).max(0.0) as u64;
-                    r.received_bytes = p["receivedBytes"].as_f64().unwrap_or(0.0).max(0.0) as u64;
+                let r = inner.records.iter_mut().find(|r| r.guid == guid)?;
+                let was = r.state.clone();
+                if let Some(s) = p["state"].as_str() {
+                    r.state = s.to_string();
+                }
+                // An event without a count leaves the last one standing.
+                if let Some(n) = p["totalBytes"].as_f64() {
+                    r.total_bytes = n.max(0.0) as u64;
+                }
+                if let Some(n) = p["receivedBytes"].as_f64() {
+                    r.received_bytes = n.max(0.0) as u64;
+                }
+                (was == "inProgress" && r.state != "inProgress").then(|| r.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The downloads of the host's current browser and the task that keeps its behavior.
+#[derive(Debug, Default)]
+pub struct DownloadKeeper {
+    registry: Arc<Downloads>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl DownloadKeeper {
+    /// Send the downloads of the browser at `browser_ws_url` to `dir` and track them, before
+    /// any client can reach it (replacing the previous browser's keeper). A backend without
+    /// the Browser download domain keeps serving, with a warning in the log.
+    pub async fn attach(&self, browser_ws_url: &str, dir: &Path) {
+        match keep(browser_ws_url, dir, Arc::clone(&self.registry)).await {
+            Ok(task) => {
+                let mut slot = self.task.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(old) = slot.replace(task) {
+                    old.abort();
                 }
             }
-            _ => {}
+            Err(e) => log(
+                Level::Warn,
+                "downloads are not captured by this browser",
+                json!({"error": e.message}),
+            ),
+        }
+    }
+
+    /// The record of `guid`, if the current browser started it.
+    pub fn get(&self, guid: &str) -> Option<DownloadRecord> {
+        self.registry.get(guid)
+    }
+
+    /// Stop keeping (host shutdown).
+    pub fn stop(&self) {
+        let taken = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(task) = taken {
+            task.abort();
         }
     }
 }
@@ -131,6 +178,8 @@ pub async fn keep(
     };
     let conn = CdpConnection::connect(&endpoint, url.path(), None, CALL_TIMEOUT).await?;
     let mut events = conn.subscribe(None);
+    // `<profile>/downloads` → `<profile>`, where the index lives.
+    let profile_dir = dir.parent().map(Path::to_path_buf);
     conn.send(
         None,
         "Browser.setDownloadBehavior",
@@ -142,8 +191,26 @@ pub async fn keep(
         // The connection lives as long as this task: dropping it would reset the behavior.
         let _conn = conn;
         while let Some(ev) = events.recv().await {
-            if ev.method.starts_with("Browser.download") {
-                registry.on_event(&ev.method, &ev.params);
+            if !ev.method.starts_with("Browser.download") {
+                continue;
+            }
+            let settled = registry.on_event(&ev.method, &ev.params);
+            if let (Some(r), Some(profile)) = (settled, &profile_dir) {
+                let line = json!({
+                    "id": r.guid,
+                    "suggested_filename": r.suggested_filename,
+                    "url": r.url,
+                    "state": r.state,
+                    "total_bytes": r.total_bytes,
+                    "finished_at_rfc3339": crate::profile::now_rfc3339(),
+                });
+                if let Err(e) = crate::profile::append_download_record(profile, &line) {
+                    log(
+                        Level::Warn,
+                        "download index not written",
+                        json!({"error": e.message}),
+                    );
+                }
             }
         }
         log(Level::Debug, "download keeper stopped", json!({}));
@@ -164,10 +231,18 @@ mod tests {
             "Browser.downloadWillBegin",
             &json!({"guid": g, "url": "http://h/f", "suggestedFilename": "f.csv"}),
         );
-        d.on_event(
+        let settled = d.on_event(
             "Browser.downloadProgress",
             &json!({"guid": g, "state": "completed", "totalBytes": 5, "receivedBytes": 5.0}),
         );
+        assert_eq!(settled.unwrap().guid, g);
+        // Settled once: a repeated completion event is not reported again.
+        assert!(d
+            .on_event(
+                "Browser.downloadProgress",
+                &json!({"guid": g, "state": "completed"})
+            )
+            .is_none());
         // A malformed guid is never recorded.
         d.on_event("Browser.downloadWillBegin", &json!({"guid": "../x"}));
         let r = d.get(g).unwrap();

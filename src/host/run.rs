@@ -11,7 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::error::{AfError, ErrorCode};
 use crate::host::browser::{self, LaunchOptions, RunningBrowser};
 use crate::host::capabilities;
-use crate::host::downloads::{self, DownloadRecord, Downloads};
+use crate::host::downloads::{DownloadKeeper, DownloadRecord};
 use crate::host::listener::{
     self, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState, TokenSecret, Upstream,
 };
@@ -116,8 +116,7 @@ struct LiveView {
     /// The recorder task of the current browser.
     recorder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Downloads of the current browser, and the task keeping its download behavior.
-    downloads: Arc<Downloads>,
-    keeper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    downloads: DownloadKeeper,
 }
 
 impl HostView for LiveView {
@@ -214,28 +213,7 @@ impl LiveView {
         if let Some(old) = self.recorder.lock().ok().and_then(|mut s| s.take()) {
             old.abort();
         }
-        if let Some(old) = self.keeper.lock().ok().and_then(|mut s| s.take()) {
-            old.abort();
-        }
-    }
-
-    /// Send `b`'s downloads to `dir` and track them, before any client can reach `b`. A
-    /// backend without the Browser download domain keeps serving, with a warning.
-    async fn keep_downloads(&self, b: &RunningBrowser, dir: &std::path::Path) {
-        match downloads::keep(&b.ws_url, dir, Arc::clone(&self.downloads)).await {
-            Ok(task) => {
-                if let Ok(mut slot) = self.keeper.lock() {
-                    if let Some(old) = slot.replace(task) {
-                        old.abort();
-                    }
-                }
-            }
-            Err(e) => log(
-                Level::Warn,
-                "downloads are not captured by this browser",
-                json!({"error": e.message}),
-            ),
-        }
+        self.downloads.stop();
     }
 
     /// Ask the browser for its product string in the background and record it.
@@ -356,10 +334,11 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         recent: (opts.recent_requests_cap > 0)
             .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
         recorder: std::sync::Mutex::new(None),
-        downloads: Arc::new(Downloads::new()),
-        keeper: std::sync::Mutex::new(None),
+        downloads: DownloadKeeper::default(),
     });
-    view.keep_downloads(&first, &profile.downloads_dir()).await;
+    view.downloads
+        .attach(&first.ws_url, &profile.downloads_dir())
+        .await;
     view.set(Some(&first), HostStatus::Ok);
     view.record(&first);
     let product_task = view.refresh_product(&first);
@@ -465,7 +444,7 @@ async fn supervise(
                 match browser::launch(&s.launch_opts).await {
                     Ok(b) => {
                         s.browser = b;
-                        view.keep_downloads(&s.browser, &s.profile.downloads_dir()).await;
+                        view.downloads.attach(&s.browser.ws_url, &s.profile.downloads_dir()).await;
                         view.set(Some(&s.browser), HostStatus::Ok);
                         view.refresh_product(&s.browser);
                         view.record(&s.browser);
@@ -549,7 +528,8 @@ async fn switch(
             if let Ok(mut p) = view.profile.write() {
                 *p = s.profile.describe();
             }
-            view.keep_downloads(&s.browser, &s.profile.downloads_dir())
+            view.downloads
+                .attach(&s.browser.ws_url, &s.profile.downloads_dir())
                 .await;
             view.set(Some(&s.browser), HostStatus::Ok);
             view.refresh_product(&s.browser);
@@ -565,7 +545,8 @@ async fn switch(
             drop(next);
             if let Ok(b) = browser::launch(&s.launch_opts).await {
                 s.browser = b;
-                view.keep_downloads(&s.browser, &s.profile.downloads_dir())
+                view.downloads
+                    .attach(&s.browser.ws_url, &s.profile.downloads_dir())
                     .await;
                 view.set(Some(&s.browser), HostStatus::Ok);
                 view.record(&s.browser);

@@ -49,7 +49,6 @@ pub fn on_event(list: &mut Vec<TabDownload>, method: &str, p: &Value) {
     let Some(guid) = p["guid"].as_str() else {
         return;
     };
-    let bytes = |k: &str| p[k].as_f64().unwrap_or(0.0).max(0.0) as u64;
     match method {
         "Page.downloadWillBegin" if !list.iter().any(|d| d.guid == guid) => {
             list.push(TabDownload {
@@ -65,8 +64,13 @@ pub fn on_event(list: &mut Vec<TabDownload>, method: &str, p: &Value) {
                 if let Some(s) = p["state"].as_str() {
                     d.state = s.to_string();
                 }
-                d.total_bytes = bytes("totalBytes");
-                d.received_bytes = bytes("receivedBytes");
+                // An event without a count leaves the last one standing.
+                if let Some(n) = p["totalBytes"].as_f64() {
+                    d.total_bytes = n.max(0.0) as u64;
+                }
+                if let Some(n) = p["receivedBytes"].as_f64() {
+                    d.received_bytes = n.max(0.0) as u64;
+                }
             }
         }
         _ => {}
