@@ -39,6 +39,7 @@ pub enum ErrorCode {
     CookieSkipped,
     // Configuration / profile / local.
     InvalidArgument,
+    SelectorNotFound,
     InvalidEndpoint,
     RenderUnavailable,
     Unauthorized,
@@ -81,6 +82,7 @@ impl ErrorCode {
         ErrorCode::ReadinessTimeout,
         ErrorCode::CookieSkipped,
         ErrorCode::InvalidArgument,
+        ErrorCode::SelectorNotFound,
         ErrorCode::InvalidEndpoint,
         ErrorCode::RenderUnavailable,
         ErrorCode::Unauthorized,
@@ -123,6 +125,7 @@ impl ErrorCode {
             ErrorCode::ReadinessTimeout => "readiness_timeout",
             ErrorCode::CookieSkipped => "cookie_skipped",
             ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::SelectorNotFound => "selector_not_found",
             ErrorCode::InvalidEndpoint => "invalid_endpoint",
             ErrorCode::RenderUnavailable => "render_unavailable",
             ErrorCode::Unauthorized => "unauthorized",

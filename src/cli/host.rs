@@ -13,6 +13,8 @@ pub use super::host_args::HostArgs;
 
 /// Largest `--recent-requests-cap` (records are small, but memory is not free).
 const MAX_RECENT_REQUESTS: u64 = 100_000;
+/// Highest `--upload-max-bytes` (10 GiB).
+const MAX_UPLOAD_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 /// Largest `--profile-switch-wait-ms` (ten minutes).
 const MAX_SWITCH_WAIT_MS: u64 = 600_000;
 
@@ -102,6 +104,13 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         )));
     }
     opts.profile_switch_wait = Duration::from_millis(args.profile_switch_wait_ms);
+    if args.upload_max_bytes == 0 || args.upload_max_bytes > MAX_UPLOAD_BYTES {
+        return Err(AfError::invalid(format!(
+            "--upload-max-bytes {} must be between 1 and {MAX_UPLOAD_BYTES}",
+            args.upload_max_bytes
+        )));
+    }
+    opts.upload_max_bytes = args.upload_max_bytes;
     opts.startup_timeout = Duration::from_secs(30);
     Ok(opts)
 }

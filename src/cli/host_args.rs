@@ -63,4 +63,7 @@ pub struct HostArgs {
     /// to finish before closing them with a reason. At most 600000.
     #[arg(long, value_name = "MS", env = env::PROFILE_SWITCH_WAIT_MS, default_value_t = 15_000)]
     pub profile_switch_wait_ms: u64,
+    /// Largest file a driver may upload (`afhttp upload`), in bytes. 1 to 10737418240.
+    #[arg(long, value_name = "BYTES", env = env::UPLOAD_MAX_BYTES, default_value_t = crate::host::listener::transfer::DEFAULT_UPLOAD_MAX_BYTES)]
+    pub upload_max_bytes: u64,
 }

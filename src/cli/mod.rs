@@ -12,6 +12,7 @@ pub mod output;
 pub mod profile;
 pub mod skill;
 pub mod tabs;
+pub mod upload;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -37,6 +38,8 @@ pub enum Commands {
     Host(Box<host::HostArgs>),
     /// Acquire a URL over HTTP (or a browser when needed) and write artifacts.
     Fetch(Box<fetch::FetchArgs>),
+    /// Attach a local file to an `<input type=file>` in a host's tab (`DOM.setFileInputFiles`).
+    Upload(upload::UploadArgs),
     /// Send one raw CDP method to a host's browser or one of its tabs.
     Cdp(cdp::CdpArgs),
     /// List or close a host's tabs.
@@ -87,6 +90,7 @@ fn dispatch(command: Commands) -> Event {
     match command {
         Commands::Fetch(args) => fetch::run(*args),
         Commands::Host(_) => Event::error(&AfError::invalid("host is dispatched separately"), None),
+        Commands::Upload(args) => upload::run(args),
         Commands::Cdp(args) => cdp::run(args),
         Commands::Tabs(args) => tabs::run(args),
         Commands::Health(args) => health::run(args),

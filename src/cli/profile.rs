@@ -198,15 +198,29 @@ fn lock_status(args: NameArgs) -> Result<Value, AfError> {
 
 fn downloads(args: NameArgs) -> Result<Value, AfError> {
     let dir = find(&args)?;
+    let index = profile::read_download_index(&dir.path);
     let files: Vec<Value> = profile::list_downloads(&dir.downloads_dir())?
         .into_iter()
         .map(|d| {
-            json!({
+            let mut v = json!({
                 "path": d.path,
                 "size_bytes": d.size_bytes,
                 "state": d.state.as_str(),
                 "modified_at_rfc3339": d.modified_at_rfc3339,
-            })
+            });
+            // Files are named by download id; the host's index gives back name and URL.
+            let known = d
+                .path
+                .file_name()
+                .and_then(|n| index.get(&*n.to_string_lossy()));
+            if let Some(rec) = known {
+                for key in ["id", "suggested_filename", "url"] {
+                    if let Some(x) = rec.get(key) {
+                        v[key] = x.clone();
+                    }
+                }
+            }
+            v
         })
         .collect();
     let mut m = identity(&dir);

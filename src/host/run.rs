@@ -11,6 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::error::{AfError, ErrorCode};
 use crate::host::browser::{self, LaunchOptions, RunningBrowser};
 use crate::host::capabilities;
+use crate::host::downloads::{DownloadKeeper, DownloadRecord};
 use crate::host::listener::{
     self, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState, TokenSecret, Upstream,
 };
@@ -63,6 +64,8 @@ pub struct HostOptions {
     pub recent_requests_cap: usize,
     /// `--profile-switch-wait-ms`.
     pub profile_switch_wait: Duration,
+    /// `--upload-max-bytes`.
+    pub upload_max_bytes: u64,
 }
 
 impl HostOptions {
@@ -87,6 +90,7 @@ impl HostOptions {
             wait_for_product: true,
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
+            upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
         }
     }
 }
@@ -111,6 +115,8 @@ struct LiveView {
     recent: Option<Arc<RecentRequests>>,
     /// The recorder task of the current browser.
     recorder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Downloads of the current browser, and the task keeping its download behavior.
+    downloads: DownloadKeeper,
 }
 
 impl HostView for LiveView {
@@ -158,6 +164,10 @@ impl HostView for LiveView {
                 .is_ok_and(|p| p.get("name").and_then(Value::as_str) == Some(name))
     }
 
+    fn download(&self, guid: &str) -> Option<DownloadRecord> {
+        self.downloads.get(guid)
+    }
+
     fn recent_requests(&self) -> Value {
         match &self.recent {
             Some(r) => r.document(),
@@ -198,11 +208,12 @@ impl LiveView {
         }
     }
 
-    /// Stop the recorder (shutdown).
+    /// Stop the recorder and the download keeper (shutdown).
     fn stop_recording(&self) {
         if let Some(old) = self.recorder.lock().ok().and_then(|mut s| s.take()) {
             old.abort();
         }
+        self.downloads.stop();
     }
 
     /// Ask the browser for its product string in the background and record it.
@@ -268,6 +279,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.health_public_minimal = opts.health_public_minimal;
     config.allowed_hosts = opts.allowed_hosts.clone();
     config.profile_switch_wait = opts.profile_switch_wait;
+    config.upload_max_bytes = opts.upload_max_bytes;
     config.validate()?;
     let path_env = std::env::var_os("PATH");
     let (backend, binary) = match (opts.backend, &opts.browser_bin) {
@@ -322,11 +334,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         recent: (opts.recent_requests_cap > 0)
             .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
         recorder: std::sync::Mutex::new(None),
+        downloads: DownloadKeeper::default(),
     });
+    view.downloads
+        .attach(&first.ws_url, &profile.downloads_dir())
+        .await;
     view.set(Some(&first), HostStatus::Ok);
     view.record(&first);
     let product_task = view.refresh_product(&first);
     let state = Arc::new(ListenerState::new(view.clone(), config)?);
+    let uploads = Arc::clone(&state.uploads);
     let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let bound = listener::serve(state, async {
         let _ = listener_stop_rx.await;
@@ -358,6 +375,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         launch_opts,
         profile,
         name,
+        uploads,
     };
     let task = tokio::spawn(supervise(
         supervised,
@@ -390,6 +408,8 @@ struct Supervised {
     profile: ActiveProfile,
     /// Persistent profile name (`None`: ephemeral).
     name: Option<String>,
+    /// Driver uploads, deleted once the listener is closed.
+    uploads: Arc<listener::transfer::UploadStore>,
 }
 
 async fn supervise(
@@ -424,6 +444,7 @@ async fn supervise(
                 match browser::launch(&s.launch_opts).await {
                     Ok(b) => {
                         s.browser = b;
+                        view.downloads.attach(&s.browser.ws_url, &s.profile.downloads_dir()).await;
                         view.set(Some(&s.browser), HostStatus::Ok);
                         view.refresh_product(&s.browser);
                         view.record(&s.browser);
@@ -441,6 +462,7 @@ async fn supervise(
     let _ = listener_stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
     log(Level::Debug, "listener closed", json!({"ms": ms(stopping)}));
+    s.uploads.remove_all();
     if s.name.is_some() {
         stop_browser(&mut s.browser).await;
     } else {
@@ -506,6 +528,9 @@ async fn switch(
             if let Ok(mut p) = view.profile.write() {
                 *p = s.profile.describe();
             }
+            view.downloads
+                .attach(&s.browser.ws_url, &s.profile.downloads_dir())
+                .await;
             view.set(Some(&s.browser), HostStatus::Ok);
             view.refresh_product(&s.browser);
             // Records of one identity do not outlive it.
@@ -520,6 +545,9 @@ async fn switch(
             drop(next);
             if let Ok(b) = browser::launch(&s.launch_opts).await {
                 s.browser = b;
+                view.downloads
+                    .attach(&s.browser.ws_url, &s.profile.downloads_dir())
+                    .await;
                 view.set(Some(&s.browser), HostStatus::Ok);
                 view.record(&s.browser);
             }

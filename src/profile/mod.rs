@@ -2,7 +2,7 @@
 //!
 //! Layout: `<root>/<backend>/<name>/` with root `$XDG_DATA_HOME/afhttp/profiles` (see
 //! [`profiles_root`]). Everything a profile owns lives inside its directory: the browser
-//! user-data-dir contents, `cookies.jar.json`, `downloads/`, `afhttp-profile.json` and
+//! user-data-dir contents, `cookies.jar.json`, `downloads/` (with its index `downloads.jsonl`), `afhttp-profile.json` and
 //! `afhttp.lock` (the flock plus the owner's pid record, i.e. the spec's lockfile and PID file).
 //!
 //! A host uses a persistent profile in three steps:
@@ -16,6 +16,7 @@
 
 mod admin;
 mod cookies;
+mod download_index;
 mod duration;
 mod lock;
 mod metadata;
@@ -27,6 +28,7 @@ pub use admin::{
     PruneCandidate, PruneOutcome, Skipped,
 };
 pub use cookies::{redacted_cookies, RedactedCookie};
+pub use download_index::{append_download_record, read_download_index, DOWNLOAD_INDEX_FILE};
 pub use duration::parse_age;
 pub use lock::{lock_status, try_lock, LockOwner, LockStatus, ProfileLock, LOCK_FILE};
 pub use metadata::{

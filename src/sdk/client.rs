@@ -286,6 +286,21 @@ impl Client {
             .collect())
     }
 
+    /// Attach the driver-side `file` to the `<input type=file>` that `selector` (CSS, or an
+    /// observation.json `host >> shadow >> inner` / `iframe >> frame >> inner` chain) names in
+    /// tab `tab`. The bytes move to the host over its listener, so the host may be remote.
+    pub async fn upload(
+        &self,
+        tab: &str,
+        selector: &str,
+        file: &std::path::Path,
+    ) -> Result<crate::sdk::transfer::upload::Uploaded, AfError> {
+        use crate::sdk::transfer::upload::{self, LocalFile, Selector};
+        let selector = Selector::parse(selector)?;
+        let file = LocalFile::check(file)?;
+        upload::upload(self, tab, &selector, &file, self.timeout).await
+    }
+
     /// Close tab `tab`.
     pub async fn close_tab(&self, tab: &str) -> Result<(), AfError> {
         self.cdp_call("Target.closeTarget", json!({"targetId": tab}), None)

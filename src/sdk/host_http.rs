@@ -45,7 +45,8 @@ pub async fn request(
     check(resp, path)
 }
 
-fn check(resp: HostResponse, path: &str) -> Result<HostResponse, AfError> {
+/// A non-2xx answer as a stable error (a 404 route means the endpoint is not a host).
+pub(crate) fn check(resp: HostResponse, path: &str) -> Result<HostResponse, AfError> {
     if (200..300).contains(&resp.status) {
         return Ok(resp);
     }

@@ -17,6 +17,7 @@ pub mod http;
 pub mod redact;
 pub mod render_decision;
 pub mod request;
+pub mod transfer;
 
 pub use builder::{CdpBuilder, FetchBuilder, FetchCookie, FetchCookieSameSite};
 pub use fetch::{FetchFailure, FetchOutcome};

@@ -87,6 +87,12 @@ impl ApiError {
         code: "invalid_argument",
         message: "malformed request",
     };
+    /// 404: no download with this id (unknown to the current browser, or its file is gone).
+    pub const DOWNLOAD_NOT_FOUND: ApiError = ApiError {
+        status: StatusCode::NOT_FOUND,
+        code: "not_found",
+        message: "no such download",
+    };
     /// 404: no such route.
     pub const NOT_FOUND: ApiError = ApiError {
         status: StatusCode::NOT_FOUND,

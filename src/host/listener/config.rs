@@ -135,6 +135,8 @@ pub struct ListenerConfig {
     pub allowed_hosts: Vec<String>,
     /// How long a profile switch waits for the other `/cdp` clients before closing them.
     pub profile_switch_wait: std::time::Duration,
+    /// Largest file `POST /uploads` accepts (`--upload-max-bytes`).
+    pub upload_max_bytes: u64,
 }
 
 impl ListenerConfig {
@@ -147,6 +149,7 @@ impl ListenerConfig {
             health_public_minimal: false,
             allowed_hosts: Vec::new(),
             profile_switch_wait: std::time::Duration::from_secs(15),
+            upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
         }
     }
 

@@ -1,5 +1,6 @@
-//! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*` and the `/cdp`
-//! WebSocket proxy, each route in an authentication zone.
+//! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*`, the `/cdp`
+//! WebSocket proxy and file transfer (`/downloads/{id}`, `/uploads`), each route in an
+//! authentication zone.
 //!
 //! The host builds a [`ListenerState`] over its [`HostView`], then [`serve`]s it (or mounts
 //! [`router`] itself).
@@ -10,6 +11,7 @@ pub mod proxy;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod transfer;
 
 pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, MethodRouter};
+use axum::routing::{any, get, MethodRouter};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Map, Value};
 
 use super::auth::{self, header_str, Access, ApiError, AuthZone};
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
+use super::transfer;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
 
@@ -59,6 +60,14 @@ pub const ROUTES: &[RouteSpec] = &[
     },
     RouteSpec {
         path: "/recent-requests",
+        auth: AuthZone::Control,
+    },
+    RouteSpec {
+        path: "/downloads/{id}",
+        auth: AuthZone::Control,
+    },
+    RouteSpec {
+        path: "/uploads",
         auth: AuthZone::Control,
     },
     RouteSpec {
@@ -114,6 +123,8 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/recent-requests" => get(recent_requests),
         "/json/version" | "/json/version/" => get(json_version),
         "/json/list" | "/json/list/" | "/json" => get(json_list),
+        "/downloads/{id}" => get(transfer::download),
+        "/uploads" => any(transfer::upload),
         "/cdp" => get(proxy::cdp_browser),
         "/cdp/page/{id}" => get(proxy::cdp_page),
         _ => get(|| async { ApiError::NOT_FOUND }),

@@ -62,6 +62,12 @@ pub trait HostView: Send + Sync + 'static {
             ))
         })
     }
+    /// A download of the current browser by guid (`GET /downloads/{id}`); hosts without a
+    /// download keeper have none.
+    fn download(&self, guid: &str) -> Option<crate::host::downloads::DownloadRecord> {
+        let _ = guid;
+        None
+    }
     /// `GET /recent-requests`: the last request records across the browser.
     fn recent_requests(&self) -> serde_json::Value {
         serde_json::json!({"enabled": false, "cap": 0, "records": []})
@@ -83,6 +89,8 @@ pub struct ListenerState {
     /// Held for the whole of a profile switch; new `/cdp` clients wait on it so they attach
     /// to the browser that comes out of the switch, not the one being stopped.
     pub(crate) switching: tokio::sync::Mutex<()>,
+    /// Files drivers uploaded (`POST /uploads`), removed when the host stops.
+    pub uploads: Arc<super::transfer::UploadStore>,
 }
 
 /// A request to close every proxied WebSocket.
@@ -125,6 +133,7 @@ impl ListenerState {
             disconnect,
             clients,
             switching: tokio::sync::Mutex::new(()),
+            uploads: Arc::default(),
         })
     }
 

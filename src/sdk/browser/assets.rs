@@ -12,6 +12,10 @@ pub const STORAGE_JS: &str = include_str!("../../../assets/js/storage.js");
 /// Evaluates to the observation snapshot.
 pub const OBSERVATION_JS: &str = include_str!("../../../assets/js/observation.js");
 
+/// A function of a selector chain (`afhttp upload`): the matched `<input type=file>`, or a
+/// failure string `kind:detail`.
+pub const UPLOAD_TARGET_JS: &str = include_str!("../../../assets/js/upload_target.js");
+
 /// Evaluates to the readiness probe result, or `null` when the counter is missing.
 pub const READINESS_PROBE: &str = "window.__afhttpReady ? window.__afhttpReady.probe() : null";
 

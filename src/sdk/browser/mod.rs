@@ -8,6 +8,7 @@
 
 pub mod assets;
 pub mod capture;
+pub mod download;
 pub mod eval;
 pub mod navigate;
 pub mod network;
@@ -63,6 +64,7 @@ pub async fn browser_fetch(
         network: NetworkLog::new(&tab.target_id)
             .with_streams(req.browser.capture_ws, req.browser.capture_sse),
         console: Vec::new(),
+        downloads: Vec::new(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
     let collector = session::collect(events, state.clone(), paused_tx);
@@ -154,11 +156,14 @@ async fn drive(
     trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();
-    tokio::select! {
+    let became_download = tokio::select! {
         r = navigate::navigate(conn, s, req, paused, remaining(deadline)) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
-    }
+    };
     trace.timing("navigate", ms_since(nav_start));
+    if became_download {
+        return Ok(download_outcome(req, state, request_id, out, trace, deadline).await);
+    }
 
     let wait_started = Instant::now();
     let wait_deadline = deadline
@@ -218,6 +223,67 @@ async fn drive(
     ))
 }
 
+/// The outcome of a navigation that became a download: no page to capture (the tab stays
+/// on its previous document), so no page artifacts; the download's facts once it settled.
+/// The bytes are still on the host; the caller moves them (`sdk::transfer`).
+async fn download_outcome(
+    req: &FetchRequest,
+    state: &Shared,
+    request_id: &str,
+    out: &OutDir,
+    trace: &mut Trace,
+    deadline: Instant,
+) -> FetchOutcome {
+    let started = Instant::now();
+    // Keep a share of the time for moving the bytes to the driver.
+    let settle_by = deadline
+        .checked_sub(capture_budget(req.timeout))
+        .unwrap_or(deadline)
+        .max(Instant::now());
+    let seen = download::settle(state, settle_by).await;
+    trace.timing("download", ms_since(started));
+    trace.set("navigation", json!("download"));
+    let mut warnings = Vec::new();
+    match &seen {
+        None => warnings.push(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureFailed,
+            "the navigation became a download, but the browser reported none",
+        )),
+        Some(d) if d.state == "inProgress" => warnings.push(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureTimeout,
+            format!(
+                "the download was still in progress at the deadline ({} of {} bytes)",
+                d.received_bytes, d.total_bytes
+            ),
+        )),
+        Some(d) if d.state != "completed" => warnings.push(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureFailed,
+            format!("the browser ended the download as {}", d.state),
+        )),
+        Some(_) => {}
+    }
+    let mut o = outcome(
+        req,
+        state,
+        request_id,
+        out,
+        Vec::new(),
+        0,
+        false,
+        None,
+        warnings,
+    );
+    o.download = seen.map(|facts| crate::sdk::fetch::outcome::DownloadOutcome {
+        facts,
+        file: None,
+        size_bytes: 0,
+    });
+    o
+}
+
 #[allow(clippy::too_many_arguments)]
 fn outcome(
     req: &FetchRequest,
@@ -272,6 +338,7 @@ fn outcome(
         page_kind,
         next_action,
         warnings,
+        download: None,
         trace: Trace::new(request_id),
     }
 }

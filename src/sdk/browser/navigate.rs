@@ -140,13 +140,15 @@ fn multipart(fields: &[(String, FormValue)]) -> Result<(Vec<u8>, String), AfErro
 }
 
 /// Navigate the tab to the request URL; a body-carrying request goes through `Fetch`.
+/// Resolves to whether the navigation became a download (not an error: the browser aborts
+/// the navigation with `net::ERR_ABORTED` and saves the response on the host).
 pub async fn navigate(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,
     paused: &mut mpsc::UnboundedReceiver<Value>,
     t: Duration,
-) -> Result<(), AfError> {
+) -> Result<bool, AfError> {
     let s = Some(session);
     let body = encode_body(req)?;
     let intercept = req.method != "GET" || body.is_some();
@@ -204,15 +206,18 @@ pub async fn navigate(
     }
     let result = nav?;
     rewrite.unwrap_or(Ok(()))?;
+    if result["isDownload"].as_bool() == Some(true) {
+        return Ok(true);
+    }
     match result["errorText"].as_str() {
         Some(text) if !text.is_empty() => match error_code(text) {
             Some(code) => Err(AfError::new(
                 code,
                 format!("navigation to {} failed: {text}", req.url),
             )),
-            None => Ok(()),
+            None => Ok(false),
         },
-        _ => Ok(()),
+        _ => Ok(false),
     }
 }
 

@@ -33,6 +33,8 @@ pub struct PageState {
     pub network: NetworkLog,
     /// Console, exception and log entries in arrival order.
     pub console: Vec<Value>,
+    /// Downloads the tab started (`Page.download*`).
+    pub downloads: Vec<super::download::TabDownload>,
 }
 
 /// Shared handle to the page state.
@@ -226,6 +228,7 @@ pub fn on_event(st: &mut PageState, method: &str, p: &Value) {
             }));
         }
         m if m.starts_with("Network.") => st.network.on_event(m, p),
+        m if m.starts_with("Page.download") => super::download::on_event(&mut st.downloads, m, p),
         _ => {}
     }
 }

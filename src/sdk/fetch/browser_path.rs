@@ -186,6 +186,21 @@ pub async fn attempt(
             "this browser backend cannot produce this artifact",
         ));
     }
+    if let (Some(d), Some(client)) = (outcome.download.as_mut(), slot.client.as_ref()) {
+        if d.facts.state == "completed" {
+            let started = std::time::Instant::now();
+            let warning = crate::sdk::transfer::download::copy_to_driver(
+                client,
+                d,
+                out,
+                req.max_response_bytes,
+                req.timeout,
+            )
+            .await?;
+            outcome.warnings.extend(warning);
+            trace.timing("download_copy", started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
     outcome.tab_id = trace
         .get("tab")
         .and_then(|t| t.get("target_id"))

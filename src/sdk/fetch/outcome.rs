@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::error::{AfError, Warning};
+use crate::sdk::browser::download::TabDownload;
 use crate::sdk::challenge::PageKind;
 use crate::sdk::request::Artifact;
 
@@ -100,6 +101,9 @@ pub struct FetchOutcome {
     pub next_action: Option<Value>,
     /// Non-fatal problems.
     pub warnings: Vec<Warning>,
+    /// When the navigation became a download: what the browser saved, and where its bytes
+    /// landed on the driver.
+    pub download: Option<DownloadOutcome>,
     /// The trace.
     pub trace: Trace,
 }
@@ -132,6 +136,12 @@ impl FetchOutcome {
         for (artifact, path) in &self.files {
             v[format!("{}_file", artifact.as_str())] = json!(path);
         }
+        if let Some(d) = &self.download {
+            if let Some(file) = &d.file {
+                v["download_file"] = json!(file);
+            }
+            v["download"] = d.to_json();
+        }
         v["body_bytes"] = json!(self.body_bytes);
         if self.body_truncated {
             v["body_truncated"] = json!(true);
@@ -144,6 +154,34 @@ impl FetchOutcome {
             v["next_action"] = next.clone();
         }
         v["warnings"] = json!(self.warnings);
+        v
+    }
+}
+
+/// A navigation that became a download.
+#[derive(Debug, Clone)]
+pub struct DownloadOutcome {
+    /// What the browser reported.
+    pub facts: TabDownload,
+    /// The copy on the driver's disk (`download_file`), once the bytes moved.
+    pub file: Option<PathBuf>,
+    /// Bytes in that copy.
+    pub size_bytes: u64,
+}
+
+impl DownloadOutcome {
+    /// `result.download`.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "id": self.facts.guid,
+            "suggested_filename": self.facts.suggested_filename,
+            "url": self.facts.url,
+            "state": self.facts.state,
+            "total_bytes": self.facts.total_bytes,
+        });
+        if self.file.is_some() {
+            v["size_bytes"] = json!(self.size_bytes);
+        }
         v
     }
 }

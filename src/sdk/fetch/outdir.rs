@@ -75,6 +75,13 @@ impl OutDir {
         fsutil::PrivateFile::create(&self.path, name)
     }
 
+    /// Start a streamed file in the private subdirectory `sub` (created 0700).
+    pub fn stream_in(&self, sub: &str, name: &str) -> Result<fsutil::PrivateFile, AfError> {
+        let dir = self.path.join(sub);
+        fsutil::create_private_dir_all(&dir)?;
+        fsutil::PrivateFile::create(&dir, name)
+    }
+
     /// Record a streamed file that was committed.
     pub fn committed(&mut self, path: PathBuf) {
         self.attempt_files.push(path);

@@ -390,6 +390,7 @@ async fn attempt_once(
         page_kind,
         next_action,
         warnings,
+        download: None,
         trace: Trace::new(request_id),
     })))
 }

@@ -1,0 +1,444 @@
+//! Downloads and uploads across machines. The host runs as another user (`nobody`) with its
+//! own HOME, XDG_DATA_HOME and TMPDIR in a directory only it owns, so the driver shares no
+//! paths with it: results must point into the driver's `--out`, never at the host's disk,
+//! and an upload must work from a directory the host user cannot read.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::browser_fetch::ONE_BROWSER;
+use crate::support::routes_transfer::{file_bytes, shown};
+use crate::support::{Fixture, FixtureServer};
+
+const TOKEN: &str = "transfer-token";
+/// `nobody`'s uid and gid on Debian.
+const NOBODY: u32 = 65534;
+
+/// An `afhttp host` run as `nobody`, in a 0700 directory that user owns.
+struct RemoteHost {
+    child: Child,
+    ready: Value,
+    endpoint: String,
+    /// HOME, XDG_DATA_HOME (`data`) and TMPDIR (`tmp`) of the host live here.
+    root: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl RemoteHost {
+    fn start(args: &[&str]) -> RemoteHost {
+        let dir = tempfile::tempdir().unwrap();
+        // Traversable for `nobody`, but nothing in it readable except its own subtree.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        let root = dir.path().join("host");
+        for sub in ["", "home", "data", "tmp"] {
+            let d = root.join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            std::os::unix::fs::chown(&d, Some(NOBODY), Some(NOBODY)).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let mut child = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                env!("CARGO_BIN_EXE_afhttp"),
+                "host",
+                "--listen",
+                "tcp:127.0.0.1:0",
+                "--token-secret",
+                TOKEN,
+            ])
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", root.join("home"))
+            .env("XDG_DATA_HOME", root.join("data"))
+            .env("TMPDIR", root.join("tmp"))
+            .env("AFHTTP_NO_SANDBOX", "1")
+            .env("AFHTTP_LOG", "warn")
+            .current_dir(&root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready: Value =
+            serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
+        assert_eq!(ready["result"]["code"], "host_ready", "{ready}");
+        let endpoint = ready["result"]["endpoint_url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        RemoteHost {
+            child,
+            ready: ready["result"].clone(),
+            endpoint,
+            root,
+            _dir: dir,
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.endpoint.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// SIGTERM and wait (bounded) for a clean exit.
+    fn stop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let t = Instant::now();
+        while self.child.try_wait().ok().flatten().is_none() {
+            assert!(t.elapsed() < Duration::from_secs(15), "host did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for RemoteHost {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn auth(host: &RemoteHost) -> [String; 4] {
+    [
+        "--endpoint-url".into(),
+        host.endpoint.clone(),
+        "--token-secret".into(),
+        TOKEN.into(),
+    ]
+}
+
+/// `Runtime.evaluate` in tab `tab`, by value.
+fn eval(fx: &Fixture, host: &RemoteHost, tab: &str, expr: &str) -> Value {
+    let params = json!({"expression": expr, "returnByValue": true}).to_string();
+    let run = fx
+        .cmd()
+        .args(["cdp", "Runtime.evaluate", "--tab", tab, "--params", &params])
+        .args(auth(host))
+        .run();
+    run.result()["result"]["result"]["value"].clone()
+}
+
+/// Poll `expr` in `tab` until it evaluates to `want` (at most 15 s).
+fn wait_for(fx: &Fixture, host: &RemoteHost, tab: &str, expr: &str, want: &Value) {
+    let t = Instant::now();
+    loop {
+        let got = eval(fx, host, tab, expr);
+        if &got == want {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "{expr} stayed {got}, expected {want}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A new tab on `url`, loaded (and its first iframe too, if any).
+fn open_tab(fx: &Fixture, host: &RemoteHost, url: &str) -> String {
+    let params = json!({ "url": url }).to_string();
+    let run = fx
+        .cmd()
+        .args(["cdp", "Target.createTarget", "--params", &params])
+        .args(auth(host))
+        .run();
+    let tab = run.result()["result"]["targetId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let loaded = "document.readyState === 'complete' && [].every.call(document.querySelectorAll('iframe'), function (f) { return f.contentDocument && f.contentDocument.readyState === 'complete' && f.contentDocument.getElementById('shown'); })";
+    wait_for(fx, host, &tab, loaded, &json!(true));
+    tab
+}
+
+/// One raw HTTP/1.1 GET on the host: (status, body bytes).
+fn raw_get(port: u16, path: &str, token: Option<&str>) -> (u16, Vec<u8>) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let bearer = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{bearer}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, raw[split + 4..].to_vec())
+}
+
+/// Every `*_file` path in a fetch result, and `out_dir`.
+fn result_paths(result: &Value) -> Vec<String> {
+    result
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.ends_with("_file") || *k == "out_dir")
+        .filter_map(|(_, v)| v.as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn a_download_reaches_the_driver_from_a_host_run_as_another_user() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let srv = FixtureServer::start();
+    let mut host = RemoteHost::start(&["--profile", "work"]);
+    let fx = Fixture::new();
+    let out = fx.path().join("out");
+    let size = 300_000;
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/transfer/file?size=300000&name=q3%20report.csv"),
+        ])
+        .args(["--render", "always", "--out"])
+        .arg(&out)
+        .args(auth(&host))
+        .run();
+    let r = run.result();
+    assert_eq!(r["status"], 200, "{}", run.context);
+    assert_eq!(r["trace"], Value::Null);
+    assert_eq!(run.event["trace"]["navigation"], "download");
+    let d = &r["download"];
+    assert_eq!(d["state"], "completed", "{}", run.context);
+    assert_eq!(d["suggested_filename"], "q3 report.csv");
+    assert_eq!(d["size_bytes"], size);
+    assert_eq!(d["total_bytes"], size);
+    assert!(d["url"].as_str().unwrap().ends_with("name=q3%20report.csv"));
+    let file = PathBuf::from(run.artifact_path("download_file"));
+    assert_eq!(file, out.join("download").join("q3 report.csv"));
+    assert_eq!(std::fs::read(&file).unwrap(), file_bytes(size));
+    assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
+
+    // Every path in the result is on the driver's side; the host's disk is never named.
+    for p in result_paths(r) {
+        assert!(Path::new(&p).starts_with(&out), "{p} is outside --out");
+    }
+    let text = run.event.to_string();
+    let host_root = host.root.to_string_lossy().to_string();
+    assert!(!text.contains(&host_root), "{text}");
+    assert!(!text.contains("afhttp/profiles"), "{text}");
+
+    // The host kept its own copy in the profile, owned by the host user; the listing shows it.
+    let id = d["id"].as_str().unwrap();
+    let profile = PathBuf::from(host.ready["profile_path"].as_str().unwrap());
+    let host_copy = profile.join("downloads").join(id);
+    assert_eq!(std::fs::metadata(&host_copy).unwrap().uid(), NOBODY);
+    let listing = fx
+        .cmd()
+        .env("XDG_DATA_HOME", host.root.join("data"))
+        .args(["profile", "downloads", "work", "--backend", "chromium"])
+        .run();
+    let l = listing.result();
+    assert_eq!(l["code"], "profile_downloads");
+    let files = l["downloads"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{}", listing.context);
+    assert_eq!(files[0]["size_bytes"], size);
+    assert_eq!(files[0]["state"], "complete");
+    assert!(files[0]["path"].as_str().unwrap().ends_with(id));
+    assert!(files[0]["modified_at_rfc3339"].is_string());
+    // The host's index gives the id-named file back its name and URL.
+    assert_eq!(files[0]["id"], id);
+    assert_eq!(files[0]["suggested_filename"], "q3 report.csv");
+    assert_eq!(files[0]["url"], d["url"]);
+
+    // The route serves exactly that download, and nothing else.
+    let port = host.port();
+    let path = format!("/downloads/{id}");
+    assert_eq!(raw_get(port, &path, None).0, 401);
+    assert_eq!(raw_get(port, &path, Some("wrong")).0, 401);
+    let (status, body) = raw_get(port, &path, Some(TOKEN));
+    assert_eq!(status, 200);
+    assert_eq!(body, file_bytes(size));
+    for (trick, want) in [
+        ("/downloads/..%2F..%2F..%2Fetc%2Fpasswd", 400),
+        ("/downloads/%2Fetc%2Fpasswd", 400),
+        ("/downloads/x", 400),
+        (&format!("/downloads/{id}%2F..") as &str, 400),
+        (&format!("/downloads/{}", id.to_uppercase()), 404),
+        ("/downloads/00000000-0000-0000-0000-000000000000", 404),
+        ("/downloads/../../../etc/passwd", 404),
+        ("/downloads/", 404),
+    ] {
+        let (status, body) = raw_get(port, trick, Some(TOKEN));
+        assert_eq!(status, want, "{trick}: {}", String::from_utf8_lossy(&body));
+        assert!(!String::from_utf8_lossy(&body).contains("root:"), "{trick}");
+    }
+    host.stop();
+}
+
+#[test]
+fn an_upload_attaches_a_file_the_host_user_cannot_read() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let srv = FixtureServer::start();
+    let mut host = RemoteHost::start(&["--upload-max-bytes", "200000"]);
+    let fx = Fixture::new();
+    // The driver's file sits in a root-owned 0700 directory: `nobody` cannot read it, so the
+    // bytes the page sees can only have come over the listener.
+    let private = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let meta = std::fs::metadata(private.path()).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (0, 0o700));
+    let bytes = file_bytes(150_000);
+    let file = private.path().join("hello upload.bin");
+    std::fs::write(&file, &bytes).unwrap();
+    let want = json!(shown("hello upload.bin", &bytes));
+
+    let upload = |tab: &str, selector: &str, file: &Path| {
+        fx.cmd()
+            .args(["upload", "--tab", tab, "--selector", selector, "--file"])
+            .arg(file)
+            .args(auth(&host))
+            .run()
+    };
+
+    // A plain input.
+    let tab = open_tab(&fx, &host, &srv.url("/transfer/input"));
+    let run = upload(&tab, "#up", &file);
+    let r = run.result();
+    assert_eq!(r["code"], "upload");
+    assert_eq!(r["tab_id"], tab.as_str());
+    assert_eq!(r["selector"], "#up");
+    assert_eq!(r["file_name"], "hello upload.bin");
+    assert_eq!(r["size_bytes"], 150_000);
+    assert!(r["upload_id"].is_string());
+    let text = run.event.to_string();
+    assert!(!text.contains(&*host.root.to_string_lossy()), "{text}");
+    assert!(r.get("path").is_none(), "{text}");
+    wait_for(
+        &fx,
+        &host,
+        &tab,
+        "document.getElementById('shown').textContent",
+        &want,
+    );
+
+    // Inside an open shadow root, with the hint observation.json gives for that input.
+    let tab = open_tab(&fx, &host, &srv.url("/transfer/shadow"));
+    let run = upload(&tab, "#host >> shadow >> input[name=\"doc\"]", &file);
+    run.result();
+    wait_for(
+        &fx,
+        &host,
+        &tab,
+        "document.getElementById('shown').textContent",
+        &want,
+    );
+
+    // Inside a same-origin iframe.
+    let tab = open_tab(&fx, &host, &srv.url("/transfer/frame"));
+    upload(&tab, "#f >> frame >> #up", &file).result();
+    wait_for(
+        &fx,
+        &host,
+        &tab,
+        "document.getElementById('f').contentDocument.getElementById('shown').textContent",
+        &want,
+    );
+
+    // Bad input: each refused with a stable code, and the page is left as it was.
+    let tab = open_tab(&fx, &host, &srv.url("/transfer/input"));
+    let e = upload(&tab, "#missing", &file)
+        .error("selector_not_found", 1)
+        .clone();
+    assert!(e["message"].as_str().unwrap().contains("#missing"), "{e}");
+    assert_eq!(e["retryable"], false);
+    upload(&tab, "#up >> shadow >> input", &file).error("selector_not_found", 1);
+    upload(&tab, "#up >> frame >> input", &file).error("selector_not_found", 1);
+    let e = upload(&tab, "#text", &file)
+        .error("invalid_argument", 1)
+        .clone();
+    assert!(e["message"].as_str().unwrap().contains("type=text"), "{e}");
+    upload(&tab, "input[", &file).error("invalid_argument", 1);
+    upload(&tab, "#up >>", &file).error("invalid_argument", 1);
+    upload(&tab, "#up", &private.path().join("missing.bin")).error("invalid_argument", 1);
+    upload(&tab, "#up", private.path()).error("invalid_argument", 1);
+    upload("NO-SUCH-TAB", "#up", &file).error("invalid_argument", 1);
+    let big = private.path().join("big.bin");
+    std::fs::write(&big, file_bytes(250_000)).unwrap();
+    let e = upload(&tab, "#up", &big)
+        .error("invalid_argument", 1)
+        .clone();
+    assert!(
+        e["message"].as_str().unwrap().contains("upload-max-bytes"),
+        "{e}"
+    );
+    assert_eq!(
+        eval(
+            &fx,
+            &host,
+            &tab,
+            "document.getElementById('shown').textContent"
+        ),
+        json!("empty")
+    );
+    // Refused files left nothing behind on the host; accepted ones go when it stops.
+    let stored = |root: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(root.join("tmp"))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("afhttp-uploads-")
+            })
+            .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
+            .map(|e| e.path())
+            .collect()
+    };
+    assert_eq!(stored(&host.root).len(), 3, "one per accepted upload");
+    host.stop();
+    assert!(stored(&host.root).is_empty());
+}
+
+#[test]
+fn an_inline_fetch_copies_its_download_out_of_the_private_host() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let srv = FixtureServer::start();
+    let fx = Fixture::new();
+    let out = fx.path().join("out");
+    let run = fx
+        .cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_BROWSER_BIN", "/usr/bin/chromium")
+        .args([
+            "fetch",
+            &srv.url("/transfer/file?size=5000&name=..%2F..%2Fevil.sh"),
+        ])
+        .args(["--render", "always", "--out"])
+        .arg(&out)
+        .run();
+    let r = run.result();
+    assert_eq!(r["download"]["state"], "completed", "{}", run.context);
+    // Chromium already strips the directory part; the driver would too.
+    let file = PathBuf::from(run.artifact_path("download_file"));
+    assert!(file.starts_with(out.join("download")), "{}", file.display());
+    assert_eq!(std::fs::read(&file).unwrap(), file_bytes(5000));
+    for p in result_paths(r) {
+        assert!(Path::new(&p).starts_with(&out), "{p} is outside --out");
+    }
+    // Nothing was saved into the user's own Downloads folder.
+    assert!(!fx.home.join("Downloads").exists());
+}
