@@ -28,16 +28,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
             )))
         }
     };
-    if args.takeover_provider != "off" {
-        return Err(AfError::new(
-            crate::error::ErrorCode::TakeoverUnavailable,
-            format!(
-                "--takeover-provider {} is not available in this build yet",
-                args.takeover_provider
-            ),
-        )
-        .with_hint("use --takeover-provider off"));
-    }
+    let takeover = crate::host::display::Provider::parse(&args.takeover_provider)?;
     if args.takeover_quality_percent > 100 {
         return Err(AfError::invalid("--takeover-quality-percent is 0 to 100"));
     }
@@ -103,6 +94,8 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     }
     opts.profile_switch_wait = Duration::from_millis(args.profile_switch_wait_ms);
     opts.startup_timeout = Duration::from_secs(30);
+    opts.takeover = takeover;
+    opts.takeover_quality_percent = args.takeover_quality_percent;
     Ok(opts)
 }
 

@@ -15,4 +15,4 @@ pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};
 pub use routes::{router, RouteSpec, ROUTES};
 pub use serve::{serve, BoundListener};
-pub use state::{HostStatus, HostView, ListenerState, Upstream};
+pub use state::{HostStatus, HostView, ListenerState, TakeoverUpstream, Upstream};

@@ -18,6 +18,15 @@ pub struct Upstream {
     pub http_base: String,
 }
 
+/// The takeover display's web client on loopback, as the `/takeover/panel` proxy needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakeoverUpstream {
+    /// The web client's loopback address (HTTP and WebSocket).
+    pub web: std::net::SocketAddr,
+    /// The page under `/takeover/panel/` a human is sent to (path and query).
+    pub entry: String,
+}
+
 /// Host readiness as `/health` reports it (serialized lowercase).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,6 +70,14 @@ pub trait HostView: Send + Sync + 'static {
                 "this host cannot switch profiles",
             ))
         })
+    }
+    /// The configured takeover provider (`None`: the host serves no takeover).
+    fn takeover_provider(&self) -> Option<&'static str> {
+        None
+    }
+    /// The display's web client while it is up (`None` while restarting or without one).
+    fn takeover_upstream(&self) -> Option<TakeoverUpstream> {
+        None
     }
     /// `GET /recent-requests`: the last request records across the browser.
     fn recent_requests(&self) -> serde_json::Value {
