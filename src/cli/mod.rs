@@ -9,6 +9,7 @@ pub mod help_doc;
 pub mod host;
 pub mod host_args;
 pub mod output;
+pub mod panel;
 pub mod profile;
 pub mod skill;
 pub mod tabs;
@@ -41,6 +42,8 @@ pub enum Commands {
     Cdp(cdp::CdpArgs),
     /// List or close a host's tabs.
     Tabs(tabs::TabsArgs),
+    /// Print a short-lived takeover URL (a single-use handoff, never the token) for a human.
+    Panel(panel::PanelArgs),
     /// Query a host's /health readiness.
     Health(health::HealthArgs),
     /// Query a host's /capabilities planning metadata.
@@ -89,6 +92,7 @@ fn dispatch(command: Commands) -> Event {
         Commands::Host(_) => Event::error(&AfError::invalid("host is dispatched separately"), None),
         Commands::Cdp(args) => cdp::run(args),
         Commands::Tabs(args) => tabs::run(args),
+        Commands::Panel(args) => panel::run(args),
         Commands::Health(args) => health::run(args),
         Commands::Capabilities(args) => capabilities::run(args),
         Commands::Profile(args) => profile::run(args),

@@ -1,15 +1,17 @@
-//! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*` and the `/cdp`
-//! WebSocket proxy, each route in an authentication zone.
+//! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*`, the `/cdp`
+//! WebSocket proxy and `/takeover/*`, each route in an authentication zone.
 //!
 //! The host builds a [`ListenerState`] over its [`HostView`], then [`serve`]s it (or mounts
 //! [`router`] itself).
 
 pub mod auth;
 pub mod config;
+pub mod handoff;
 pub mod proxy;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod takeover;
 
 pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, MethodRouter};
+use axum::routing::{any, get, MethodRouter};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Map, Value};
 
 use super::auth::{self, header_str, Access, ApiError, AuthZone};
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
+use super::takeover;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
 
@@ -69,6 +70,22 @@ pub const ROUTES: &[RouteSpec] = &[
         path: "/cdp/page/{id}",
         auth: AuthZone::Cdp,
     },
+    RouteSpec {
+        path: "/takeover/handoff",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel/",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel/{*rest}",
+        auth: AuthZone::Takeover,
+    },
 ];
 
 type Shared = Arc<ListenerState>;
@@ -116,6 +133,8 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/json/list" | "/json/list/" | "/json" => get(json_list),
         "/cdp" => get(proxy::cdp_browser),
         "/cdp/page/{id}" => get(proxy::cdp_page),
+        "/takeover/handoff" => any(takeover::mint),
+        "/takeover/panel" | "/takeover/panel/" | "/takeover/panel/{*rest}" => any(takeover::panel),
         _ => get(|| async { ApiError::NOT_FOUND }),
     }
 }

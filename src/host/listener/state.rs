@@ -100,6 +100,8 @@ pub struct ListenerState {
     /// Held for the whole of a profile switch; new `/cdp` clients wait on it so they attach
     /// to the browser that comes out of the switch, not the one being stopped.
     pub(crate) switching: tokio::sync::Mutex<()>,
+    /// Takeover handoffs and sessions (in memory: a restart invalidates them).
+    pub handoffs: super::handoff::HandoffStore,
 }
 
 /// A request to close every proxied WebSocket.
@@ -142,6 +144,7 @@ impl ListenerState {
             disconnect,
             clients,
             switching: tokio::sync::Mutex::new(()),
+            handoffs: super::handoff::HandoffStore::default(),
         })
     }
 
