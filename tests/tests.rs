@@ -22,3 +22,4 @@ mod network_capture;
 mod observation;
 mod profile;
 mod skill;
+mod takeover;

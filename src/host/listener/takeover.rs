@@ -283,19 +283,24 @@ async fn forward(
             }
         }
     }
-    harden(&mut parts.headers);
+    let html = header_str(&parts.headers, header::CONTENT_TYPE)
+        .is_some_and(|t| t.starts_with("text/html"));
+    harden(&mut parts.headers, html);
     Some(Response::from_parts(parts, Body::new(incoming)))
 }
 
-/// The panel is a remote control for a logged-in browser: never framed, cached or leaked
-/// through Referer.
-fn harden(headers: &mut HeaderMap) {
+/// The panel is a remote control for a logged-in browser: never framed or leaked through
+/// Referer, and its pages (not the client's static scripts and images, which the browser may
+/// cache) never stored.
+fn harden(headers: &mut HeaderMap, page: bool) {
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if page {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
 }
 
 /// Connect to the web client's WebSocket first (a dead display is a 503, not a dropped
@@ -344,7 +349,7 @@ fn redirect(location: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(location) {
         response.headers_mut().insert(header::LOCATION, v);
     }
-    harden(response.headers_mut());
+    harden(response.headers_mut(), true);
     response
 }
 

@@ -1,0 +1,379 @@
+//! Real-display takeover end to end: `afhttp host --takeover-provider novnc` (real TigerVNC,
+//! websockify, noVNC, openbox and Chromium), `afhttp panel`, and a separate real headless
+//! Chromium (Playwright, tests/playwright/takeover.mjs) driving the panel through the
+//! listener's `/takeover/panel` proxy. Needs tigervnc-standalone-server, novnc, websockify,
+//! openbox and chromium (scripts/test.sh installs them); fails loudly without them.
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::host_cli::HostProc;
+use crate::support::routes_takeover::BLOCK_RGB;
+use crate::support::{Fixture, FixtureServer};
+
+const TOKEN: &str = "takeover-long-token";
+
+/// One HTTP/1.1 exchange on loopback: status and the raw head.
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+fn port_of(endpoint: &str) -> u16 {
+    endpoint.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+fn health(port: u16) -> Value {
+    let (_, raw) = http(
+        port,
+        "GET",
+        "/health",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    );
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or(Value::Null)
+}
+
+/// Every live (non-zombie) descendant of `root`.
+fn descendants(root: u32) -> Vec<u32> {
+    let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let mut f = rest.split_whitespace();
+            let state = f.next()?.chars().next()?;
+            let ppid = f.next()?.parse().ok()?;
+            Some((pid, ppid, state))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            stats
+                .iter()
+                .filter(|(_, pp, _)| *pp == parent)
+                .map(|(p, _, _)| *p),
+        );
+        i += 1;
+    }
+    found.retain(|p| *p != root);
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < bound, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.elapsed()
+}
+
+#[test]
+fn novnc_panel_shows_and_drives_the_host_browser() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let t0 = Instant::now();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            TOKEN,
+            "--takeover-provider",
+            "novnc",
+        ],
+        &[],
+    );
+    let port = port_of(&host.endpoint);
+    wait_for("/health ok", Duration::from_secs(30), || {
+        health(port)["status"] == "ok"
+    });
+    eprintln!(
+        "measure: host start to /health ok with novnc: {} ms",
+        t0.elapsed().as_millis()
+    );
+    let takeover = &host.ready["takeover"];
+    assert_eq!(takeover["provider"], "novnc", "{}", host.ready);
+    assert_eq!(takeover["panel_path"], "/takeover/panel");
+    let ep = host.endpoint.clone();
+    let auth = ["--endpoint-url", ep.as_str(), "--token-secret", TOKEN];
+
+    // Open the fixture page in the host browser's visible tab.
+    let tabs = fx.cmd().args(["tabs", "list"]).args(auth).run();
+    let tab = tabs.result()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "page")
+        .unwrap()["tab_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let eval = |expr: &str| -> Value {
+        let params = json!({"expression": expr, "returnByValue": true}).to_string();
+        let run = fx
+            .cmd()
+            .args([
+                "cdp",
+                "Runtime.evaluate",
+                "--tab",
+                &tab,
+                "--params",
+                &params,
+            ])
+            .args(auth)
+            .run();
+        run.result()["result"]["result"]["value"].clone()
+    };
+    let params = json!({"url": srv.url("/takeover-fixture/page")}).to_string();
+    fx.cmd()
+        .args(["cdp", "Page.navigate", "--tab", &tab, "--params", &params])
+        .args(auth)
+        .run()
+        .result();
+    wait_for("the fixture page", Duration::from_secs(15), || {
+        eval("document.readyState === 'complete' && !!document.querySelector('#field')") == true
+    });
+
+    // A handoff URL: short-lived, single-use, never the long token.
+    let panel = fx.cmd().args(["panel", "--ttl-s", "600"]).args(auth).run();
+    let p = panel.result();
+    assert_eq!(p["code"], "panel");
+    assert_eq!(p["scope"], "/takeover/*");
+    assert_eq!(p["ttl_s"], 600);
+    assert!(p["expires_at_rfc3339"].as_str().unwrap().ends_with('Z'));
+    let url = p["takeover_url"].as_str().unwrap().to_string();
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/takeover/panel?handoff=")),
+        "{url}"
+    );
+    assert!(!url.contains(TOKEN), "{url}");
+    assert!(!panel.stdout.contains(TOKEN));
+
+    // A separate real browser opens it; noVNC connects through the proxy.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/playwright");
+    assert!(
+        std::path::Path::new(dir).join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed: run `npm ci --prefix tests/playwright` (scripts/test.sh does)"
+    );
+    let shot = fx.dir.path().join("panel.png");
+    let (r, g, b) = BLOCK_RGB;
+    let out = Command::new("node")
+        .current_dir(dir)
+        .args([
+            "takeover.mjs",
+            &url,
+            &format!("{r},{g},{b}"),
+            "hello takeover",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["ok"], true, "{v}");
+    eprintln!(
+        "measure: panel connect (goto to noVNC connected): {} ms",
+        v["connect_ms"]
+    );
+    assert!(
+        !v["final_url"].as_str().unwrap().contains("handoff="),
+        "{v}"
+    );
+    assert!(
+        v["final_url"]
+            .as_str()
+            .unwrap()
+            .contains("/takeover/panel/vnc.html"),
+        "{v}"
+    );
+    let cookie = &v["cookie"];
+    assert_eq!(cookie["httpOnly"], true, "{v}");
+    assert_eq!(cookie["sameSite"], "Strict", "{v}");
+    assert_eq!(cookie["path"], "/takeover", "{v}");
+    assert!(
+        v["colour_fraction"].as_f64().unwrap() > 0.1,
+        "the panel screenshot does not show the host page's block: {v}"
+    );
+    assert!(shot.is_file());
+    // The click and keystrokes reached the host page.
+    wait_for(
+        "typed text in the host page",
+        Duration::from_secs(10),
+        || eval("document.querySelector('#field').value") == "hello takeover",
+    );
+
+    // Refusals: spent, unknown, the long token in a query, no credentials, cookie-less mint.
+    let path = url.split_once(&format!(":{port}")).unwrap().1.to_string();
+    assert_eq!(http(port, "GET", &path, &[], "").0, 401, "spent handoff");
+    assert_eq!(
+        http(
+            port,
+            "GET",
+            "/takeover/panel?handoff=0123456789abcdef",
+            &[],
+            ""
+        )
+        .0,
+        401
+    );
+    for q in [
+        "/takeover/panel",
+        "/takeover/panel/vnc.html",
+        "/takeover/handoff",
+    ] {
+        let with_token = format!("{q}?token_secret={TOKEN}");
+        assert_eq!(
+            http(port, "GET", &with_token, &[], "").0,
+            401,
+            "{with_token}"
+        );
+        let bearer = format!("Bearer {TOKEN}");
+        assert_eq!(
+            http(port, "GET", &with_token, &[("Authorization", &bearer)], "").0,
+            401,
+            "a query token is refused even next to a bearer header: {with_token}"
+        );
+    }
+    assert_eq!(
+        http(port, "GET", "/takeover/panel/vnc.html", &[], "").0,
+        401
+    );
+    assert_eq!(http(port, "POST", "/takeover/handoff", &[], "{}").0, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, raw) = http(
+        port,
+        "POST",
+        "/takeover/handoff",
+        &[("Authorization", &bearer)],
+        r#"{"ttl_s": 30}"#,
+    );
+    assert_eq!(status, 400, "{raw}");
+    fx.cmd()
+        .args(["panel", "--ttl-s", "3601"])
+        .args(auth)
+        .run()
+        .error("invalid_argument", 1);
+    // The bearer header also opens the panel (an agent checking it), and the page redirects.
+    let (status, raw) = http(
+        port,
+        "GET",
+        "/takeover/panel",
+        &[("Authorization", &bearer)],
+        "",
+    );
+    assert_eq!(status, 303, "{raw}");
+    assert!(
+        raw.to_ascii_lowercase()
+            .contains("location: /takeover/panel/vnc.html?"),
+        "{raw}"
+    );
+
+    // A crashed display is restarted: /health degraded, then ok with a restart counted.
+    let xvnc = host.ready["takeover"]["pids"][0].as_u64().unwrap() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(xvnc),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_for("/health degraded", Duration::from_secs(10), || {
+        health(port)["status"] == "degraded"
+    });
+    let back = wait_for("/health ok again", Duration::from_secs(40), || {
+        let h = health(port);
+        h["status"] == "ok" && h["takeover"]["connected"] == true
+    });
+    eprintln!(
+        "measure: display restart to /health ok: {} ms",
+        back.as_millis()
+    );
+    let h = health(port);
+    assert_eq!(h["restarts"]["display"], 1, "{h}");
+    let (status, _) = http(
+        port,
+        "GET",
+        "/takeover/panel/vnc.html",
+        &[("Authorization", &bearer)],
+        "",
+    );
+    assert_eq!(status, 200, "the panel serves again after the restart");
+
+    // SIGTERM: exit 0 within 10 s, nothing of the tree left, the X socket gone.
+    let tree = descendants(host.child.id());
+    assert!(
+        tree.len() >= 4,
+        "expected browser and display processes: {tree:?}"
+    );
+    let (code, took) = host.terminate();
+    assert_eq!(code, 0);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
+}
+
+#[test]
+fn panel_without_a_provider_is_takeover_unavailable() {
+    let fx = Fixture::new();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    fx.cmd()
+        .args(["panel", "--endpoint-url", &ep, "--token-secret", TOKEN])
+        .run()
+        .error("takeover_unavailable", 1);
+    fx.cmd()
+        .args(["panel", "--endpoint-url", &ep])
+        .run()
+        .error("unauthorized", 1);
+    let port = port_of(&ep);
+    assert_eq!(http(port, "GET", "/takeover/panel", &[], "").0, 401);
+    assert_eq!(host.terminate().0, 0);
+}
