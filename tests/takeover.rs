@@ -377,3 +377,123 @@ fn panel_without_a_provider_is_takeover_unavailable() {
     assert_eq!(http(port, "GET", "/takeover/panel", &[], "").0, 401);
     assert_eq!(host.terminate().0, 0);
 }
+
+/// The children of `pid` (from `/proc/<pid>/task/*/children`).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
+fn state_of(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// As PID 1 (a fresh pid namespace, like a container), `afhttp host` stays a small init: it
+/// reaps the orphans of a killed browser, forwards SIGTERM to the host and exits with its
+/// code, leaving nothing behind.
+#[test]
+fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
+    use std::io::BufRead;
+    let fx = Fixture::new();
+    let mut child = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            env!("CARGO_BIN_EXE_afhttp"),
+        ])
+        .args(["host", "--listen", "tcp:127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &fx.home)
+        .env("XDG_DATA_HOME", &fx.data)
+        .env("TMPDIR", &fx.tmp)
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ready: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("{line:?}"));
+    assert_eq!(ready["result"]["code"], "host_ready", "{ready}");
+    let port = port_of(ready["result"]["endpoint_url"].as_str().unwrap());
+    let init = children(child.id())[0];
+    // Whatever happens below, the namespace dies with its init.
+    struct KillOnDrop(u32);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.0 as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    let _guard = KillOnDrop(init);
+    let host = children(init)[0];
+    assert!(std::fs::read_to_string(format!("/proc/{init}/cmdline"))
+        .unwrap()
+        .contains("host"));
+    // Kill the browser's main process: its helpers are orphaned onto the init, which reaps
+    // them; the supervisor relaunches the browser.
+    let browser = children(host)
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.contains("--remote-debugging-port"))
+        })
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(browser as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let health = |port: u16| {
+        let (_, raw) = http(port, "GET", "/health", &[], "");
+        serde_json::from_str::<Value>(raw.split("\r\n\r\n").nth(1).unwrap_or(""))
+            .unwrap_or(Value::Null)
+    };
+    wait_for("the browser relaunched", Duration::from_secs(30), || {
+        let h = health(port);
+        h["status"] == "ok" && h["restarts"]["browser"] == 1
+    });
+    wait_for("orphans reaped", Duration::from_secs(10), || {
+        children(init)
+            .iter()
+            .all(|p| *p == host || state_of(*p) != Some('Z'))
+    });
+    let tree = descendants(child.id());
+    let t = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(init as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the init did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "processes left: {left:?}");
+}

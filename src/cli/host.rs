@@ -102,6 +102,10 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
 /// Run `afhttp host`. Returns the event still to print (none once `host_ready` was printed)
 /// and the exit code.
 pub fn run(args: HostArgs) -> (Option<Event>, u8) {
+    // As a container's PID 1, stay a small init and run the host as our child.
+    if let Some(code) = crate::host::init::run_if_pid1() {
+        return (None, code);
+    }
     let fail = |e: &AfError| (Some(Event::error(e, None)), super::output::EXIT_ERROR);
     let opts = match resolve(args) {
         Ok(o) => o,

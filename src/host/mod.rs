@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod capabilities;
 pub mod display;
+pub mod init;
 pub mod inline;
 pub mod listener;
 pub(crate) mod live;

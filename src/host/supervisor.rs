@@ -153,6 +153,8 @@ async fn check_children(s: &mut Supervised, view: &Arc<LiveView>) -> Result<(), 
         ));
     }
     view.count_restart(false);
+    // Helpers of the dead browser (crash handler, zygotes) are still in its group.
+    s.browser.kill_now().await;
     tokio::time::sleep(backoff(n + 1)).await;
     relaunch_browser(s, view).await
 }
