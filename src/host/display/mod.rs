@@ -120,12 +120,18 @@ pub async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfError> {
     }
 }
 
-/// A display number with neither a socket nor a lock file, starting after `after`.
+/// A free display number after `after`: no lock file and no socket, or a stale lock whose
+/// server is gone (a killed X server leaves both behind; the next one replaces them).
 pub(crate) fn free_display(after: Option<u32>) -> Option<u32> {
     let first = after.map_or(FIRST_DISPLAY, |n| n + 1);
     (first..FIRST_DISPLAY + DISPLAY_RANGE).find(|n| {
-        !Path::new(&format!("{X11_UNIX}/X{n}")).exists()
-            && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        match std::fs::read_to_string(format!("/tmp/.X{n}-lock")) {
+            Ok(text) => text.trim().parse::<i32>().is_ok_and(|pid| {
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                    == Err(nix::errno::Errno::ESRCH)
+            }),
+            Err(_) => !Path::new(&format!("{X11_UNIX}/X{n}")).exists(),
+        }
     })
 }
 
@@ -265,7 +271,6 @@ mod tests {
     fn a_free_display_has_no_socket() {
         let n = free_display(None).unwrap();
         assert!(n >= FIRST_DISPLAY);
-        assert!(!Path::new(&format!("{X11_UNIX}/X{n}")).exists());
         assert!(free_display(Some(n)).unwrap() > n);
     }
 
