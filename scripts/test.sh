@@ -9,6 +9,11 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # Real Chromium for the browser-host tests (Debian's package; nothing is downloaded elsewhere).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# The novnc takeover provider's real display stack (tests/takeover.rs).
+command -v Xvnc >/dev/null 2>&1 || missing+=(tigervnc-standalone-server)
+command -v websockify >/dev/null 2>&1 || missing+=(websockify)
+[ -f /usr/share/novnc/vnc.html ] || missing+=(novnc)
+command -v openbox >/dev/null 2>&1 || missing+=(openbox)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq

@@ -42,6 +42,10 @@ pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
 pub const PROFILE_SWITCH_WAIT_MS: &str = "AFHTTP_PROFILE_SWITCH_WAIT_MS";
 /// `afhttp host --upload-max-bytes`.
 pub const UPLOAD_MAX_BYTES: &str = "AFHTTP_UPLOAD_MAX_BYTES";
+/// `afhttp host --takeover-provider`.
+pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
+/// `afhttp host --takeover-quality-percent`.
+pub const TAKEOVER_QUALITY_PERCENT: &str = "AFHTTP_TAKEOVER_QUALITY_PERCENT";
 /// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// Home directory, used for `~/.local/share` and agent skill directories.

@@ -22,4 +22,5 @@ mod network_capture;
 mod observation;
 mod profile;
 mod skill;
+mod takeover;
 mod transfer;

@@ -1,4 +1,4 @@
-//! Arguments shared by the driver commands (`health`, `capabilities`, `cdp`, `tabs`):
+//! Arguments shared by the driver commands (`health`, `capabilities`, `cdp`, `tabs`, `panel`):
 //! endpoint and token resolution, in one place.
 
 use std::path::PathBuf;

@@ -30,16 +30,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
             )))
         }
     };
-    if args.takeover_provider != "off" {
-        return Err(AfError::new(
-            crate::error::ErrorCode::TakeoverUnavailable,
-            format!(
-                "--takeover-provider {} is not available in this build yet",
-                args.takeover_provider
-            ),
-        )
-        .with_hint("use --takeover-provider off"));
-    }
+    let takeover = crate::host::display::Provider::parse(&args.takeover_provider)?;
     if args.takeover_quality_percent > 100 {
         return Err(AfError::invalid("--takeover-quality-percent is 0 to 100"));
     }
@@ -112,12 +103,18 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     }
     opts.upload_max_bytes = args.upload_max_bytes;
     opts.startup_timeout = Duration::from_secs(30);
+    opts.takeover = takeover;
+    opts.takeover_quality_percent = args.takeover_quality_percent;
     Ok(opts)
 }
 
 /// Run `afhttp host`. Returns the event still to print (none once `host_ready` was printed)
 /// and the exit code.
 pub fn run(args: HostArgs) -> (Option<Event>, u8) {
+    // As a container's PID 1, stay a small init and run the host as our child.
+    if let Some(code) = crate::host::init::run_if_pid1() {
+        return (None, code);
+    }
     let fail = |e: &AfError| (Some(Event::error(e, None)), super::output::EXIT_ERROR);
     let opts = match resolve(args) {
         Ok(o) => o,

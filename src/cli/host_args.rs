@@ -19,11 +19,12 @@ pub struct HostArgs {
     /// headless or headful.
     #[arg(long, value_name = "headless|headful", env = env::DISPLAY_MODE, default_value = "headless")]
     pub display: String,
-    /// Takeover display provider (`off` until takeover support lands).
-    #[arg(long, value_name = "off", default_value = "off")]
+    /// Real-display takeover provider: novnc (TigerVNC + websockify + noVNC), kasmvnc, or off.
+    /// With a provider the browser runs headful on its display, served at /takeover/panel.
+    #[arg(long, value_name = "off|novnc|kasmvnc", env = env::TAKEOVER_PROVIDER, default_value = "off")]
     pub takeover_provider: String,
-    /// Takeover stream quality, 0-100.
-    #[arg(long, value_name = "0-100", default_value_t = 80)]
+    /// Takeover stream quality, 0-100 (mapped onto the provider's 0-9 levels).
+    #[arg(long, value_name = "0-100", env = env::TAKEOVER_QUALITY_PERCENT, default_value_t = 80)]
     pub takeover_quality_percent: u8,
     /// Browser backend.
     #[arg(long, value_name = "NAME", env = env::BROWSER, default_value = "auto")]

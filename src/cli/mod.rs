@@ -9,6 +9,7 @@ pub mod help_doc;
 pub mod host;
 pub mod host_args;
 pub mod output;
+pub mod panel;
 pub mod profile;
 pub mod skill;
 pub mod tabs;
@@ -44,6 +45,8 @@ pub enum Commands {
     Cdp(cdp::CdpArgs),
     /// List or close a host's tabs.
     Tabs(tabs::TabsArgs),
+    /// Print a short-lived takeover URL (a single-use handoff, never the token) for a human.
+    Panel(panel::PanelArgs),
     /// Query a host's /health readiness.
     Health(health::HealthArgs),
     /// Query a host's /capabilities planning metadata.
@@ -93,6 +96,7 @@ fn dispatch(command: Commands) -> Event {
         Commands::Upload(args) => upload::run(args),
         Commands::Cdp(args) => cdp::run(args),
         Commands::Tabs(args) => tabs::run(args),
+        Commands::Panel(args) => panel::run(args),
         Commands::Health(args) => health::run(args),
         Commands::Capabilities(args) => capabilities::run(args),
         Commands::Profile(args) => profile::run(args),

@@ -3,12 +3,18 @@
 
 pub mod browser;
 pub mod capabilities;
+pub mod display;
 pub mod downloads;
+pub mod init;
 pub mod inline;
 pub mod listener;
+pub(crate) mod live;
 pub mod log;
+pub mod procs;
 pub mod profile_session;
 pub mod recent_requests;
 pub mod recorder;
 pub mod run;
+pub(crate) mod stderr;
+mod supervisor;
 pub mod token;

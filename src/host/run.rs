@@ -1,5 +1,6 @@
-//! `afhttp host` at run time: open the profile, launch the browser, serve the listener,
-//! relaunch a browser that dies, and shut everything down in order on SIGINT/SIGTERM.
+//! `afhttp host` at run time: open the profile, start the takeover display (if any), launch
+//! the browser, serve the listener, then hand everything to the supervisor
+//! ([`crate::host::supervisor`]) until SIGINT/SIGTERM.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -9,22 +10,21 @@ use serde_json::{json, Value};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::error::{AfError, ErrorCode};
-use crate::host::browser::{self, LaunchOptions, RunningBrowser};
-use crate::host::capabilities;
-use crate::host::downloads::{DownloadKeeper, DownloadRecord};
+use crate::host::browser::{self, LaunchOptions};
+use crate::host::display::{self, DisplayOptions, Provider};
+use crate::host::downloads::DownloadKeeper;
 use crate::host::listener::{
-    self, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState, TokenSecret, Upstream,
+    self, HostStatus, ListenAddr, ListenerConfig, ListenerState, TokenSecret,
 };
+use crate::host::live::{LiveView, Restarts};
 use crate::host::log::{log, Level};
 use crate::host::profile_session::ActiveProfile;
 use crate::host::recent_requests::RecentRequests;
-use crate::host::recorder;
+use crate::host::supervisor::{supervise, Supervised};
 use crate::profile::Backend;
 
-/// How long the browser gets to exit before SIGKILL.
-const BROWSER_GRACE: Duration = Duration::from_secs(3);
-/// Relaunches allowed before the host gives up on a crashing browser.
-const MAX_RELAUNCHES: u32 = 5;
+/// The takeover display's framebuffer, which the browser window fills.
+const DISPLAY_SIZE: (u32, u32) = (1280, 720);
 
 /// Everything `afhttp host` needs, validated.
 #[derive(Debug, Clone)]
@@ -66,6 +66,10 @@ pub struct HostOptions {
     pub profile_switch_wait: Duration,
     /// `--upload-max-bytes`.
     pub upload_max_bytes: u64,
+    /// `--takeover-provider` (`None`: off).
+    pub takeover: Option<Provider>,
+    /// `--takeover-quality-percent`.
+    pub takeover_quality_percent: u8,
 }
 
 impl HostOptions {
@@ -91,161 +95,8 @@ impl HostOptions {
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
             upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
-        }
-    }
-}
-
-/// A request to relaunch the browser under another profile.
-struct SwitchRequest {
-    name: String,
-    before_stop: futures_util::future::BoxFuture<'static, ()>,
-    reply: tokio::sync::oneshot::Sender<Result<bool, AfError>>,
-}
-
-/// The live state the listener reads.
-struct LiveView {
-    backend: Backend,
-    upstream: RwLock<Option<Upstream>>,
-    status: RwLock<HostStatus>,
-    product: RwLock<Option<String>>,
-    profile: RwLock<Value>,
-    restarts: RwLock<u32>,
-    switch: tokio::sync::mpsc::UnboundedSender<SwitchRequest>,
-    /// `--recent-requests-cap` records (`None`: off).
-    recent: Option<Arc<RecentRequests>>,
-    /// The recorder task of the current browser.
-    recorder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// Downloads of the current browser, and the task keeping its download behavior.
-    downloads: DownloadKeeper,
-}
-
-impl HostView for LiveView {
-    fn upstream(&self) -> Option<Upstream> {
-        self.upstream.read().ok().and_then(|u| u.clone())
-    }
-
-    fn status(&self) -> HostStatus {
-        self.status
-            .read()
-            .map(|s| *s)
-            .unwrap_or(HostStatus::Degraded)
-    }
-
-    fn health_details(&self) -> Value {
-        let product = self.product.read().ok().and_then(|p| p.clone());
-        json!({
-            "backend": {
-                "family": self.backend.family(),
-                "name": self.backend.as_str(),
-                "version": product,
-                "connected": self.upstream().is_some(),
-            },
-            "profile": self.profile.read().map(|p| p.clone()).unwrap_or(Value::Null),
-            "restarts": {"browser": self.restarts.read().map(|r| *r).unwrap_or(0)},
-        })
-    }
-
-    fn capabilities(&self) -> Value {
-        let product = self.product.read().ok().and_then(|p| p.clone());
-        let mut doc = capabilities::document(self.backend, product.as_deref(), None);
-        doc["recent_requests"] = json!({
-            "enabled": self.recent.is_some(),
-            "cap": self.recent.as_ref().map_or(0, |r| r.cap()),
-        });
-        doc
-    }
-
-    fn profile_is_active(&self, name: &str) -> bool {
-        // `-` always asks for a fresh ephemeral profile, so it is never "already active".
-        name != crate::profile::EPHEMERAL
-            && self
-                .profile
-                .read()
-                .is_ok_and(|p| p.get("name").and_then(Value::as_str) == Some(name))
-    }
-
-    fn download(&self, guid: &str) -> Option<DownloadRecord> {
-        self.downloads.get(guid)
-    }
-
-    fn recent_requests(&self) -> Value {
-        match &self.recent {
-            Some(r) => r.document(),
-            None => json!({"enabled": false, "cap": 0, "dropped": 0, "records": []}),
-        }
-    }
-
-    fn switch_profile(
-        &self,
-        name: String,
-        before_stop: futures_util::future::BoxFuture<'static, ()>,
-    ) -> futures_util::future::BoxFuture<'static, Result<bool, AfError>> {
-        let (reply, rx) = tokio::sync::oneshot::channel();
-        let sent = self.switch.send(SwitchRequest {
-            name,
-            before_stop,
-            reply,
-        });
-        Box::pin(async move {
-            sent.map_err(|_| AfError::new(ErrorCode::CdpUnavailable, "the host is shutting down"))?;
-            rx.await
-                .map_err(|_| AfError::new(ErrorCode::CdpUnavailable, "the host is shutting down"))?
-        })
-    }
-}
-
-impl LiveView {
-    /// Start recording `b` (when `--recent-requests-cap` is on), replacing the old recorder.
-    fn record(&self, b: &RunningBrowser) {
-        let Some(store) = &self.recent else {
-            return;
-        };
-        let task = recorder::spawn(&b.ws_url, Arc::clone(store));
-        if let Ok(mut slot) = self.recorder.lock() {
-            if let Some(old) = slot.replace(task) {
-                old.abort();
-            }
-        }
-    }
-
-    /// Stop the recorder and the download keeper (shutdown).
-    fn stop_recording(&self) {
-        if let Some(old) = self.recorder.lock().ok().and_then(|mut s| s.take()) {
-            old.abort();
-        }
-        self.downloads.stop();
-    }
-
-    /// Ask the browser for its product string in the background and record it.
-    fn refresh_product(self: &Arc<Self>, b: &RunningBrowser) -> tokio::task::JoinHandle<()> {
-        let view = Arc::clone(self);
-        let http_base = b.http_base.clone();
-        let known = b.product.clone();
-        tokio::spawn(async move {
-            let product = match known {
-                Some(p) => Some(p),
-                None => browser::product(&http_base).await,
-            };
-            if let (Some(product), Ok(mut p)) = (product, view.product.write()) {
-                *p = Some(product);
-            }
-        })
-    }
-
-    fn set(&self, b: Option<&RunningBrowser>, status: HostStatus) {
-        if let Ok(mut u) = self.upstream.write() {
-            *u = b.map(|b| Upstream {
-                browser_ws_url: b.ws_url.clone(),
-                http_base: b.http_base.clone(),
-            });
-        }
-        if let (Some(product), Ok(mut p)) =
-            (b.and_then(|b| b.product.clone()), self.product.write())
-        {
-            *p = Some(product);
-        }
-        if let Ok(mut s) = self.status.write() {
-            *s = status;
+            takeover: None,
+            takeover_quality_percent: 80,
         }
     }
 }
@@ -300,22 +151,40 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         })?,
     };
     let profile = ActiveProfile::open(opts.profile.as_deref(), backend)?;
+    let started = Instant::now();
+    let (display, display_dir) = match opts.takeover {
+        Some(provider) => {
+            let dir = tempfile::Builder::new()
+                .prefix("afhttp-display-")
+                .tempdir()
+                .map_err(|e| AfError::io("create the display's state directory", &e))?;
+            let dopts = DisplayOptions {
+                provider,
+                quality_percent: opts.takeover_quality_percent,
+                size: DISPLAY_SIZE,
+                state_dir: dir.path().to_path_buf(),
+            };
+            let running = display::start(&dopts).await?;
+            (Some((running, dopts)), Some(dir))
+        }
+        None => (None, None),
+    };
     let launch_opts = LaunchOptions {
         backend,
         binary,
         user_data_dir: profile.path().to_path_buf(),
-        headless: opts.headless,
+        // A takeover display needs a real window on it.
+        headless: opts.headless && display.is_none(),
         no_sandbox: opts.no_sandbox,
         proxy_url: opts.proxy_url.clone(),
         extra_args: opts.browser_args.clone(),
         engine_env: opts.engine_env.clone(),
-        display: None,
+        display: display.as_ref().map(|(d, _)| d.display.clone()),
         downloads_dir: Some(profile.downloads_dir()),
-        window_size: (1280, 720),
+        window_size: DISPLAY_SIZE,
         startup_timeout: opts.startup_timeout,
         fingerprint_seed: None,
     };
-    let started = Instant::now();
     let first = browser::launch(&launch_opts).await?;
     log(
         Level::Info,
@@ -329,17 +198,20 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         status: RwLock::new(HostStatus::Starting),
         product: RwLock::new(None),
         profile: RwLock::new(profile.describe()),
-        restarts: RwLock::new(0),
+        restarts: RwLock::new(Restarts::default()),
         switch: switch_tx,
         recent: (opts.recent_requests_cap > 0)
             .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
         recorder: std::sync::Mutex::new(None),
         downloads: DownloadKeeper::default(),
+        takeover: opts.takeover,
+        display: RwLock::new(None),
     });
+    view.set_display(display.as_ref().map(|(d, _)| d));
+    view.set(Some(&first), HostStatus::Ok);
     view.downloads
         .attach(&first.ws_url, &profile.downloads_dir())
         .await;
-    view.set(Some(&first), HostStatus::Ok);
     view.record(&first);
     let product_task = view.refresh_product(&first);
     let state = Arc::new(ListenerState::new(view.clone(), config)?);
@@ -361,7 +233,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         "profile": profile.describe(),
         "profile_path": profile.path(),
         "token_required": opts.token.is_some(),
-        "takeover": {"provider": "off"},
+        "takeover": match &display {
+            Some((d, _)) => json!({
+                "provider": d.provider.as_str(),
+                "display": d.display,
+                "panel_path": "/takeover/panel",
+                "pids": d.pids(),
+            }),
+            None => json!({"provider": "off"}),
+        },
+        "startup_ms": started.elapsed().as_millis() as u64,
         "version": crate::VERSION,
     });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -375,6 +256,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         launch_opts,
         profile,
         name,
+        display,
+        display_dir,
         uploads,
     };
     let task = tokio::spawn(supervise(
@@ -398,161 +281,6 @@ pub fn endpoint_url(local: &str) -> String {
     match local.strip_prefix("tcp:") {
         Some(addr) => format!("ws://{addr}"),
         None => local.to_string(),
-    }
-}
-
-/// What the supervisor owns: the browser, how to launch it, and its profile.
-struct Supervised {
-    browser: RunningBrowser,
-    launch_opts: LaunchOptions,
-    profile: ActiveProfile,
-    /// Persistent profile name (`None`: ephemeral).
-    name: Option<String>,
-    /// Driver uploads, deleted once the listener is closed.
-    uploads: Arc<listener::transfer::UploadStore>,
-}
-
-async fn supervise(
-    mut s: Supervised,
-    view: Arc<LiveView>,
-    bound: listener::BoundListener,
-    listener_stop: tokio::sync::oneshot::Sender<()>,
-    mut stop: tokio::sync::oneshot::Receiver<()>,
-    mut switches: tokio::sync::mpsc::UnboundedReceiver<SwitchRequest>,
-) -> Result<(), AfError> {
-    let mut relaunches = 0u32;
-    let outcome = loop {
-        tokio::select! {
-            _ = &mut stop => break Ok(()),
-            Some(req) = switches.recv() => {
-                let result = switch(&mut s, &view, &req.name, req.before_stop).await;
-                let _ = req.reply.send(result);
-            }
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                if !s.browser.has_exited() {
-                    continue;
-                }
-                log(Level::Warn, "browser exited; relaunching", json!({"pid": s.browser.pid, "stderr_tail": s.browser.stderr_tail()}));
-                view.set(None, HostStatus::Starting);
-                if relaunches >= MAX_RELAUNCHES {
-                    view.set(None, HostStatus::Degraded);
-                    break Err(AfError::new(ErrorCode::BrowserLaunchFailed, "the browser keeps exiting; giving up"));
-                }
-                relaunches += 1;
-                if let Ok(mut r) = view.restarts.write() { *r = relaunches; }
-                tokio::time::sleep(Duration::from_millis(250u64 << relaunches.min(5))).await;
-                match browser::launch(&s.launch_opts).await {
-                    Ok(b) => {
-                        s.browser = b;
-                        view.downloads.attach(&s.browser.ws_url, &s.profile.downloads_dir()).await;
-                        view.set(Some(&s.browser), HostStatus::Ok);
-                        view.refresh_product(&s.browser);
-                        view.record(&s.browser);
-                    }
-                    Err(e) => log(Level::Error, "browser relaunch failed", json!({"error": e.message})),
-                }
-            }
-        }
-    };
-    // Ordered shutdown: stop taking work, then the browser, then the profile.
-    let stopping = Instant::now();
-    let ms = |t: Instant| t.elapsed().as_millis() as u64;
-    view.set(None, HostStatus::Starting);
-    view.stop_recording();
-    let _ = listener_stop.send(());
-    let _ = tokio::time::timeout(Duration::from_secs(3), bound.join).await;
-    log(Level::Debug, "listener closed", json!({"ms": ms(stopping)}));
-    s.uploads.remove_all();
-    if s.name.is_some() {
-        stop_browser(&mut s.browser).await;
-    } else {
-        // An ephemeral profile is deleted next: nothing on disk is worth a graceful close.
-        s.browser.kill_now().await;
-    }
-    log(Level::Debug, "browser stopped", json!({"ms": ms(stopping)}));
-    drop(s.profile);
-    log(Level::Info, "host stopped", json!({"ms": ms(stopping)}));
-    outcome
-}
-
-/// Stop a browser so that its profile is saved: `Browser.close` over CDP (Chromium then
-/// flushes cookies and storage to disk), then the signals of [`RunningBrowser::shutdown`].
-async fn stop_browser(b: &mut RunningBrowser) {
-    let quick = Duration::from_secs(2);
-    if let Ok(url) = url::Url::parse(&b.ws_url) {
-        if let (Some(host), Some(port)) = (url.host_str(), url.port()) {
-            let ep = crate::sdk::endpoint::Endpoint::Tcp {
-                tls: false,
-                host: host.to_string(),
-                port,
-            };
-            if let Ok(conn) =
-                crate::sdk::cdp::CdpConnection::connect(&ep, url.path(), None, quick).await
-            {
-                let _ = conn.call(None, "Browser.close", json!({}), quick).await;
-                let deadline = Instant::now() + quick;
-                while Instant::now() < deadline && !b.has_exited() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        }
-    }
-    b.shutdown(BROWSER_GRACE).await;
-}
-
-/// Relaunch under profile `name`. The new profile is opened (and locked) before the old
-/// browser stops, so a locked or invalid profile leaves the running browser untouched.
-async fn switch(
-    s: &mut Supervised,
-    view: &Arc<LiveView>,
-    name: &str,
-    before_stop: futures_util::future::BoxFuture<'static, ()>,
-) -> Result<bool, AfError> {
-    let wanted = (name != crate::profile::EPHEMERAL).then(|| name.to_string());
-    if wanted.is_some() && wanted == s.name {
-        return Ok(false);
-    }
-    let next = ActiveProfile::open(wanted.as_deref(), s.launch_opts.backend)?;
-    before_stop.await;
-    let mut opts = s.launch_opts.clone();
-    opts.user_data_dir = next.path().to_path_buf();
-    opts.downloads_dir = Some(next.downloads_dir());
-    view.set(None, HostStatus::Starting);
-    stop_browser(&mut s.browser).await;
-    match browser::launch(&opts).await {
-        Ok(b) => {
-            s.browser = b;
-            s.launch_opts = opts;
-            s.profile = next;
-            s.name = wanted;
-            if let Ok(mut p) = view.profile.write() {
-                *p = s.profile.describe();
-            }
-            view.downloads
-                .attach(&s.browser.ws_url, &s.profile.downloads_dir())
-                .await;
-            view.set(Some(&s.browser), HostStatus::Ok);
-            view.refresh_product(&s.browser);
-            // Records of one identity do not outlive it.
-            if let Some(r) = &view.recent {
-                r.clear();
-            }
-            view.record(&s.browser);
-            log(Level::Info, "profile switched", json!({"profile": s.name}));
-            Ok(true)
-        }
-        Err(e) => {
-            drop(next);
-            if let Ok(b) = browser::launch(&s.launch_opts).await {
-                s.browser = b;
-                view.downloads
-                    .attach(&s.browser.ws_url, &s.profile.downloads_dir())
-                    .await;
-                view.set(Some(&s.browser), HostStatus::Ok);
-                view.record(&s.browser);
-            }
-            Err(e)
-        }
     }
 }
 

@@ -195,6 +195,49 @@ impl Client {
         .body)
     }
 
+    /// `POST /takeover/handoff`: mint a short-lived, single-use takeover URL for a human
+    /// (`ttl_s` 60-3600, default 900). The result holds `takeover_url` (carrying a `handoff`
+    /// id, never the token), `expires_at_rfc3339`, `ttl_s`, `scope` and `provider`.
+    ///
+    /// A unix-socket endpoint is `invalid_endpoint`: a browser cannot open that URL.
+    pub async fn takeover_handoff(&self, ttl_s: Option<u64>) -> Result<Value, AfError> {
+        if matches!(self.endpoint, Endpoint::Unix(_)) {
+            return Err(AfError::new(
+                ErrorCode::InvalidEndpoint,
+                "a takeover URL needs a TCP endpoint that a browser can open, not a unix socket",
+            )
+            .with_hint("listen on tcp:HOST:PORT and pass that endpoint"));
+        }
+        let body = serde_json::json!({ "ttl_s": ttl_s });
+        let mut doc = host_http::request(
+            &self.endpoint,
+            "POST",
+            "/takeover/handoff",
+            self.token.as_deref(),
+            Some(&body),
+            self.timeout,
+        )
+        .await?
+        .body;
+        let path = doc
+            .get("takeover_path")
+            .and_then(Value::as_str)
+            .filter(|p| p.starts_with("/takeover/"))
+            .ok_or_else(|| {
+                AfError::new(
+                    ErrorCode::HostUnreachable,
+                    "the host's handoff answer has no takeover_path",
+                )
+            })?;
+        let url = format!("{}{path}", self.endpoint.http_base());
+        if let Value::Object(map) = &mut doc {
+            map.remove("code");
+            map.remove("takeover_path");
+            map.insert("takeover_url".into(), Value::String(url));
+        }
+        Ok(doc)
+    }
+
     /// The cached CDP connection, opened on first use (and reopened if it closed).
     pub async fn cdp_connection(&self) -> Result<Arc<CdpConnection>, AfError> {
         let mut guard = self.cdp.lock().await;

@@ -7,6 +7,7 @@ pub mod proxy;
 pub mod routes;
 pub mod routes_network;
 pub mod routes_observation;
+pub mod routes_takeover;
 pub mod routes_transfer;
 pub mod server;
 pub mod socks;

@@ -85,6 +85,7 @@ pub fn router() -> Router {
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
         .merge(super::routes_transfer::router())
+        .merge(super::routes_takeover::router())
 }
 
 /// `/browser/pending`: starts a fetch of `/slow?ms=8000` that is still running at load.

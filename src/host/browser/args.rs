@@ -169,6 +169,12 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
         "--window-size={},{}",
         opts.window_size.0, opts.window_size.1
     ));
+    if !opts.headless && opts.display.is_some() {
+        // On a takeover display the window fills the framebuffer: placed at the origin, and
+        // maximized when a window manager runs.
+        args.push("--window-position=0,0".to_string());
+        args.push("--start-maximized".to_string());
+    }
     if let Some(proxy) = &opts.proxy_url {
         check_proxy(proxy)?;
         args.push(format!("--proxy-server={proxy}"));

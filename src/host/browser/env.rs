@@ -8,9 +8,6 @@ use crate::profile::Backend;
 
 use super::LaunchOptions;
 
-/// Parent variables copied through when set: the executable search path and locale/timezone.
-const INHERITED: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
-
 /// Proxy variables refused even when asked for explicitly; `--proxy-url` is the only way.
 const PROXY_VARS: &[&str] = &[
     "HTTP_PROXY",
@@ -36,11 +33,7 @@ pub(super) fn browser_env_with(
     opts: &LaunchOptions,
     parent: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, AfError> {
-    let mut env: Vec<(String, String)> = INHERITED
-        .iter()
-        .filter_map(|name| parent(name).map(|value| (name.to_string(), value)))
-        .collect();
-    env.push(("HOME".to_string(), opts.user_data_dir.display().to_string()));
+    let mut env = crate::host::procs::base_env(&opts.user_data_dir, parent);
     if let Some(display) = &opts.display {
         env.push(("DISPLAY".to_string(), display.clone()));
     }

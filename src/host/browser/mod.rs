@@ -7,9 +7,7 @@
 mod args;
 mod binary;
 mod env;
-mod group;
 mod process;
-mod stderr;
 
 pub use args::{
     camoufox_args, check_extra_args, chromium_args, fingerprint_seed, lightpanda_args,

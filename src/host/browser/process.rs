@@ -1,20 +1,20 @@
 //! Starting a browser, waiting for its CDP endpoint, and stopping its whole process group.
 
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::time::{sleep, timeout, Instant};
 
 use crate::error::{AfError, ErrorCode};
 use crate::profile::Backend;
 
 use super::args::{camoufox_command, chromium_args, lightpanda_command};
-use super::group::{group_alive, signal_group};
-use super::stderr::{drain, Tail};
 use super::{browser_env, find_executable, LaunchOptions};
+use crate::host::procs::{group_alive, signal_group, spawn_isolated};
+use crate::host::stderr::{drain, Tail};
 
 /// How often a port-polled backend's `/json/version` is tried during startup.
 const POLL_EVERY: Duration = Duration::from_millis(100);
@@ -247,32 +247,17 @@ async fn launch_polled(
     })
 }
 
-/// Spawn `program` isolated: cleared environment, own process group, cwd in the profile.
+/// Spawn `program` isolated (see [`spawn_isolated`]) with its cwd in the profile.
 fn spawn(
     opts: &LaunchOptions,
     program: &Path,
     args: &[String],
     env: &[(String, String)],
 ) -> Result<(Child, u32, Tail), AfError> {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&opts.user_data_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let child = cmd.spawn().map_err(|e| {
+    let (child, pid) = spawn_isolated(program, args, env, &opts.user_data_dir).map_err(|e| {
         launch_failed(format!("could not start {}: {e}", program.display()))
             .with_hint("check that --browser-bin names a working browser executable")
     })?;
-    let Some(pid) = child.id() else {
-        return Err(launch_failed(format!(
-            "{} exited before it could be tracked",
-            program.display()
-        )));
-    };
     Ok((child, pid, Tail::default()))
 }
 

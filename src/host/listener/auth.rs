@@ -24,8 +24,8 @@ pub enum AuthZone {
     Control,
     /// The CDP WebSocket handshake: bearer header or `?token_secret=`, plus the Origin check.
     Cdp,
-    /// `/takeover/*`: bearer header only (the handoff cookie is the takeover work's own);
-    /// the query token is never accepted here.
+    /// `/takeover/*`: the bearer header, or (below `/takeover/panel`) a handoff id traded
+    /// for a session cookie; the query token is never accepted here.
     Takeover,
 }
 
@@ -202,6 +202,9 @@ pub async fn enforce(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if zone == AuthZone::Takeover {
+        return super::takeover::enforce(State(state), request, next).await;
+    }
     match authorize(
         zone,
         &state.config,

@@ -1,20 +1,22 @@
 //! The host's CDP/HTTP listener: `/health`, `/capabilities`, `/json/*`, the `/cdp`
-//! WebSocket proxy and file transfer (`/downloads/{id}`, `/uploads`), each route in an
-//! authentication zone.
+//! WebSocket proxy, file transfer (`/downloads/{id}`, `/uploads`) and `/takeover/*`, each
+//! route in an authentication zone.
 //!
 //! The host builds a [`ListenerState`] over its [`HostView`], then [`serve`]s it (or mounts
 //! [`router`] itself).
 
 pub mod auth;
 pub mod config;
+pub mod handoff;
 pub mod proxy;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod takeover;
 pub mod transfer;
 
 pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};
 pub use routes::{router, RouteSpec, ROUTES};
 pub use serve::{serve, BoundListener};
-pub use state::{HostStatus, HostView, ListenerState, Upstream};
+pub use state::{HostStatus, HostView, ListenerState, TakeoverUpstream, Upstream};

@@ -149,8 +149,11 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
 
 /// Pump both directions until either side closes or the host disconnects everyone; in
 /// the last case the client gets a close frame that says why.
-async fn splice<U>(client: WebSocket, upstream: U, mut disconnected: watch::Receiver<Disconnect>)
-where
+pub(super) async fn splice<U>(
+    client: WebSocket,
+    upstream: U,
+    mut disconnected: watch::Receiver<Disconnect>,
+) where
     U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
 {
     let (mut client_tx, client_rx) = client.split();

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use super::auth::{self, header_str, Access, ApiError, AuthZone};
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
+use super::takeover;
 use super::transfer;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
@@ -78,6 +79,22 @@ pub const ROUTES: &[RouteSpec] = &[
         path: "/cdp/page/{id}",
         auth: AuthZone::Cdp,
     },
+    RouteSpec {
+        path: "/takeover/handoff",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel/",
+        auth: AuthZone::Takeover,
+    },
+    RouteSpec {
+        path: "/takeover/panel/{*rest}",
+        auth: AuthZone::Takeover,
+    },
 ];
 
 type Shared = Arc<ListenerState>;
@@ -127,6 +144,8 @@ fn handler(path: &str) -> MethodRouter<Shared> {
         "/uploads" => any(transfer::upload),
         "/cdp" => get(proxy::cdp_browser),
         "/cdp/page/{id}" => get(proxy::cdp_page),
+        "/takeover/handoff" => any(takeover::mint),
+        "/takeover/panel" | "/takeover/panel/" | "/takeover/panel/{*rest}" => any(takeover::panel),
         _ => get(|| async { ApiError::NOT_FOUND }),
     }
 }

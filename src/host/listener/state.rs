@@ -18,6 +18,15 @@ pub struct Upstream {
     pub http_base: String,
 }
 
+/// The takeover display's web client on loopback, as the `/takeover/panel` proxy needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakeoverUpstream {
+    /// The web client's loopback address (HTTP and WebSocket).
+    pub web: std::net::SocketAddr,
+    /// The page under `/takeover/panel/` a human is sent to (path and query).
+    pub entry: String,
+}
+
 /// Host readiness as `/health` reports it (serialized lowercase).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -68,6 +77,14 @@ pub trait HostView: Send + Sync + 'static {
         let _ = guid;
         None
     }
+    /// The configured takeover provider (`None`: the host serves no takeover).
+    fn takeover_provider(&self) -> Option<&'static str> {
+        None
+    }
+    /// The display's web client while it is up (`None` while restarting or without one).
+    fn takeover_upstream(&self) -> Option<TakeoverUpstream> {
+        None
+    }
     /// `GET /recent-requests`: the last request records across the browser.
     fn recent_requests(&self) -> serde_json::Value {
         serde_json::json!({"enabled": false, "cap": 0, "records": []})
@@ -91,6 +108,8 @@ pub struct ListenerState {
     pub(crate) switching: tokio::sync::Mutex<()>,
     /// Files drivers uploaded (`POST /uploads`), removed when the host stops.
     pub uploads: Arc<super::transfer::UploadStore>,
+    /// Takeover handoffs and sessions (in memory: a restart invalidates them).
+    pub handoffs: super::handoff::HandoffStore,
 }
 
 /// A request to close every proxied WebSocket.
@@ -134,6 +153,7 @@ impl ListenerState {
             clients,
             switching: tokio::sync::Mutex::new(()),
             uploads: Arc::default(),
+            handoffs: super::handoff::HandoffStore::default(),
         })
     }
 

@@ -18,7 +18,7 @@ const DEVTOOLS_PREFIX: &str = "DevTools listening on ";
 
 /// The last lines a browser wrote to stderr, shared with the draining task.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Tail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct Tail(Arc<Mutex<VecDeque<String>>>);
 
 impl Tail {
     fn lock(&self) -> MutexGuard<'_, VecDeque<String>> {
@@ -37,14 +37,14 @@ impl Tail {
     }
 
     /// The kept lines joined with newlines.
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.lock().iter().cloned().collect::<Vec<_>>().join("\n")
     }
 }
 
 /// Start draining `stderr` in a task. The receiver yields the DevTools WebSocket URL when it
 /// appears, or an error once stderr closes without one (the browser exited).
-pub(super) fn drain(
+pub(crate) fn drain(
     stderr: impl AsyncRead + Unpin + Send + 'static,
     tail: Tail,
 ) -> oneshot::Receiver<String> {
@@ -79,7 +79,7 @@ pub(super) fn drain(
 }
 
 /// The `ws://127.0.0.1:PORT/devtools/browser/ID` URL from a DevTools line, if this is one.
-pub(super) fn devtools_url(line: &str) -> Option<&str> {
+pub(crate) fn devtools_url(line: &str) -> Option<&str> {
     let url = line.split_once(DEVTOOLS_PREFIX)?.1.trim();
     url.starts_with("ws://").then_some(url)
 }

@@ -1,0 +1,219 @@
+//! Child processes the host owns (browser, display server, window manager, websockify):
+//! a cleared environment, their own process group, and stopping the whole group.
+//!
+//! Chromium forks zygotes, renderers and GPU helpers, Xvnc and websockify fork too; signalling
+//! only the main pid can leave them behind, so each child runs in its own group and the group
+//! is what we stop.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+use tokio::time::{sleep, timeout, Instant};
+
+use crate::host::stderr::{drain, Tail};
+
+/// Parent variables copied through when set: the executable search path and locale/timezone.
+pub(crate) const INHERITED: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
+
+/// How long to wait for a killed group to disappear.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// The allowlisted part of a child's environment: [`INHERITED`] from `parent`, then `HOME`.
+/// Everything else (proxies, `AFHTTP_*` secrets, `XDG_RUNTIME_DIR`, `DISPLAY`) stays out
+/// unless the caller adds it.
+pub(crate) fn base_env(
+    home: &Path,
+    parent: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = INHERITED
+        .iter()
+        .filter_map(|name| parent(name).map(|value| (name.to_string(), value)))
+        .collect();
+    env.push(("HOME".to_string(), home.display().to_string()));
+    env
+}
+
+/// Spawn `program` isolated: cleared environment plus `env`, its own process group, cwd
+/// `cwd`, stdin/stdout closed and stderr piped (for a [`Tail`]). Returns the child and its pid
+/// (which is also its process group id).
+pub(crate) fn spawn_isolated(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+) -> std::io::Result<(Child, u32)> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = cmd.spawn()?;
+    let pid = child.id().ok_or_else(|| {
+        std::io::Error::other(format!(
+            "{} exited before it could be tracked",
+            program.display()
+        ))
+    })?;
+    Ok((child, pid))
+}
+
+/// A helper process (not the browser) in its own group; dropping it kills the group.
+#[derive(Debug)]
+pub(crate) struct GroupChild {
+    /// Short name for logs (`Xvnc`, `websockify`, ...).
+    pub name: &'static str,
+    /// Main pid, also the process group id.
+    pub pid: u32,
+    child: Child,
+    tail: Tail,
+    stopped: bool,
+}
+
+impl GroupChild {
+    /// [`spawn_isolated`] and keep draining its stderr into a tail.
+    pub fn spawn(
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> std::io::Result<GroupChild> {
+        let (mut child, pid) = spawn_isolated(program, args, env, cwd)?;
+        let tail = Tail::default();
+        if let Some(stderr) = child.stderr.take() {
+            // Nothing to wait for in the output; the drain keeps the pipe empty and the tail.
+            drop(drain(stderr, tail.clone()));
+        }
+        Ok(GroupChild {
+            name,
+            pid,
+            child,
+            tail,
+            stopped: false,
+        })
+    }
+
+    /// Whether the main process has exited (it is reaped if so).
+    pub fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Whether the main process or any other member of its group still runs.
+    fn alive(&mut self) -> bool {
+        !self.has_exited() || group_alive(self.pid)
+    }
+
+    /// The last lines the process wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.tail.text()
+    }
+
+    /// SIGTERM to the group, up to `grace`, then SIGKILL; waits (bounded) until the group is
+    /// gone. Idempotent.
+    pub async fn shutdown(&mut self, grace: Duration) {
+        if self.stopped {
+            return;
+        }
+        signal_group(self.pid, Signal::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline && self.alive() {
+            sleep(Duration::from_millis(25)).await;
+        }
+        if self.alive() {
+            signal_group(self.pid, Signal::SIGKILL);
+            let _ = timeout(AFTER_KILL, self.child.wait()).await;
+            let deadline = Instant::now() + AFTER_KILL;
+            while Instant::now() < deadline && group_alive(self.pid) {
+                sleep(Duration::from_millis(20)).await;
+            }
+        }
+        self.stopped = true;
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        if !self.stopped {
+            signal_group(self.pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Send `signal` to every process in group `pgid`; a group that is already gone is fine.
+pub(crate) fn signal_group(pgid: u32, signal: Signal) {
+    if let Ok(raw) = i32::try_from(pgid) {
+        // ESRCH (nobody left) is the expected outcome late in a shutdown.
+        let _ = killpg(Pid::from_raw(raw), signal);
+    }
+}
+
+/// Whether any live (non-zombie) process still belongs to group `pgid`.
+///
+/// Zombies are excluded: once a member is reparented, reaping it is its new parent's job, and
+/// a zombie holds no resources a browser could use. Without `/proc` this falls back to a null
+/// signal, which also counts zombies and so errs towards "still alive".
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    match std::fs::read_dir("/proc") {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .any(|e| {
+                std::fs::read_to_string(e.path().join("stat"))
+                    .ok()
+                    .and_then(|stat| parse_stat(&stat))
+                    .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
+            }),
+        Err(_) => i32::try_from(pgid)
+            .map(|raw| killpg(Pid::from_raw(raw), None).is_ok())
+            .unwrap_or(false),
+    }
+}
+
+/// `(state, pgrp)` from a `/proc/<pid>/stat` line.
+///
+/// The command name sits in parentheses and may itself contain spaces or parentheses, so the
+/// fields are read after the last `)`.
+pub(crate) fn parse_stat(stat: &str) -> Option<(char, u32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        assert_eq!(
+            parse_stat("123 (chromium) S 1 123 123 0 -1"),
+            Some(('S', 123))
+        );
+        assert_eq!(parse_stat("9 (a) b (c)) Z 1 77 77 0"), Some(('Z', 77)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn our_own_group_is_alive_and_a_bogus_one_is_not() {
+        let own = nix::unistd::getpgrp().as_raw() as u32;
+        assert!(group_alive(own));
+        assert!(!group_alive(u32::MAX - 7));
+    }
+}

@@ -1,0 +1,499 @@
+//! Real-display takeover end to end: `afhttp host --takeover-provider novnc` (real TigerVNC,
+//! websockify, noVNC, openbox and Chromium), `afhttp panel`, and a separate real headless
+//! Chromium (Playwright, tests/playwright/takeover.mjs) driving the panel through the
+//! listener's `/takeover/panel` proxy. Needs tigervnc-standalone-server, novnc, websockify,
+//! openbox and chromium (scripts/test.sh installs them); fails loudly without them.
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::host_cli::HostProc;
+use crate::support::routes_takeover::BLOCK_RGB;
+use crate::support::{Fixture, FixtureServer};
+
+const TOKEN: &str = "takeover-long-token";
+
+/// One HTTP/1.1 exchange on loopback: status and the raw head.
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+fn port_of(endpoint: &str) -> u16 {
+    endpoint.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+fn health(port: u16) -> Value {
+    let (_, raw) = http(
+        port,
+        "GET",
+        "/health",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    );
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or(Value::Null)
+}
+
+/// Every live (non-zombie) descendant of `root`.
+fn descendants(root: u32) -> Vec<u32> {
+    let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let mut f = rest.split_whitespace();
+            let state = f.next()?.chars().next()?;
+            let ppid = f.next()?.parse().ok()?;
+            Some((pid, ppid, state))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            stats
+                .iter()
+                .filter(|(_, pp, _)| *pp == parent)
+                .map(|(p, _, _)| *p),
+        );
+        i += 1;
+    }
+    found.retain(|p| *p != root);
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < bound, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.elapsed()
+}
+
+#[test]
+fn novnc_panel_shows_and_drives_the_host_browser() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let t0 = Instant::now();
+    let mut host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            TOKEN,
+            "--takeover-provider",
+            "novnc",
+        ],
+        &[],
+    );
+    let port = port_of(&host.endpoint);
+    wait_for("/health ok", Duration::from_secs(30), || {
+        health(port)["status"] == "ok"
+    });
+    eprintln!(
+        "measure: host start to /health ok with novnc: {} ms",
+        t0.elapsed().as_millis()
+    );
+    let takeover = &host.ready["takeover"];
+    assert_eq!(takeover["provider"], "novnc", "{}", host.ready);
+    assert_eq!(takeover["panel_path"], "/takeover/panel");
+    let ep = host.endpoint.clone();
+    let auth = ["--endpoint-url", ep.as_str(), "--token-secret", TOKEN];
+
+    // Open the fixture page in the host browser's visible tab.
+    let tabs = fx.cmd().args(["tabs", "list"]).args(auth).run();
+    let tab = tabs.result()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "page")
+        .unwrap()["tab_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let eval = |expr: &str| -> Value {
+        let params = json!({"expression": expr, "returnByValue": true}).to_string();
+        let run = fx
+            .cmd()
+            .args([
+                "cdp",
+                "Runtime.evaluate",
+                "--tab",
+                &tab,
+                "--params",
+                &params,
+            ])
+            .args(auth)
+            .run();
+        run.result()["result"]["result"]["value"].clone()
+    };
+    let params = json!({"url": srv.url("/takeover-fixture/page")}).to_string();
+    fx.cmd()
+        .args(["cdp", "Page.navigate", "--tab", &tab, "--params", &params])
+        .args(auth)
+        .run()
+        .result();
+    wait_for("the fixture page", Duration::from_secs(15), || {
+        eval("document.readyState === 'complete' && !!document.querySelector('#field')") == true
+    });
+
+    // A handoff URL: short-lived, single-use, never the long token.
+    let panel = fx.cmd().args(["panel", "--ttl-s", "600"]).args(auth).run();
+    let p = panel.result();
+    assert_eq!(p["code"], "panel");
+    assert_eq!(p["scope"], "/takeover/*");
+    assert_eq!(p["ttl_s"], 600);
+    assert!(p["expires_at_rfc3339"].as_str().unwrap().ends_with('Z'));
+    let url = p["takeover_url"].as_str().unwrap().to_string();
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/takeover/panel?handoff=")),
+        "{url}"
+    );
+    assert!(!url.contains(TOKEN), "{url}");
+    assert!(!panel.stdout.contains(TOKEN));
+
+    // A separate real browser opens it; noVNC connects through the proxy.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/playwright");
+    assert!(
+        std::path::Path::new(dir).join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed: run `npm ci --prefix tests/playwright` (scripts/test.sh does)"
+    );
+    let shot = fx.dir.path().join("panel.png");
+    let (r, g, b) = BLOCK_RGB;
+    let out = Command::new("node")
+        .current_dir(dir)
+        .args([
+            "takeover.mjs",
+            &url,
+            &format!("{r},{g},{b}"),
+            "hello takeover",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["ok"], true, "{v}");
+    eprintln!(
+        "measure: panel connect (goto to noVNC connected): {} ms",
+        v["connect_ms"]
+    );
+    assert!(
+        !v["final_url"].as_str().unwrap().contains("handoff="),
+        "{v}"
+    );
+    assert!(
+        v["final_url"]
+            .as_str()
+            .unwrap()
+            .contains("/takeover/panel/vnc.html"),
+        "{v}"
+    );
+    let cookie = &v["cookie"];
+    assert_eq!(cookie["httpOnly"], true, "{v}");
+    assert_eq!(cookie["sameSite"], "Strict", "{v}");
+    assert_eq!(cookie["path"], "/takeover", "{v}");
+    assert!(
+        v["colour_fraction"].as_f64().unwrap() > 0.1,
+        "the panel screenshot does not show the host page's block: {v}"
+    );
+    assert!(shot.is_file());
+    // The click and keystrokes reached the host page.
+    wait_for(
+        "typed text in the host page",
+        Duration::from_secs(10),
+        || eval("document.querySelector('#field').value") == "hello takeover",
+    );
+
+    // Refusals: spent, unknown, the long token in a query, no credentials, cookie-less mint.
+    let path = url.split_once(&format!(":{port}")).unwrap().1.to_string();
+    assert_eq!(http(port, "GET", &path, &[], "").0, 401, "spent handoff");
+    assert_eq!(
+        http(
+            port,
+            "GET",
+            "/takeover/panel?handoff=0123456789abcdef",
+            &[],
+            ""
+        )
+        .0,
+        401
+    );
+    for q in [
+        "/takeover/panel",
+        "/takeover/panel/vnc.html",
+        "/takeover/handoff",
+    ] {
+        let with_token = format!("{q}?token_secret={TOKEN}");
+        assert_eq!(
+            http(port, "GET", &with_token, &[], "").0,
+            401,
+            "{with_token}"
+        );
+        let bearer = format!("Bearer {TOKEN}");
+        assert_eq!(
+            http(port, "GET", &with_token, &[("Authorization", &bearer)], "").0,
+            401,
+            "a query token is refused even next to a bearer header: {with_token}"
+        );
+    }
+    assert_eq!(
+        http(port, "GET", "/takeover/panel/vnc.html", &[], "").0,
+        401
+    );
+    assert_eq!(http(port, "POST", "/takeover/handoff", &[], "{}").0, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, raw) = http(
+        port,
+        "POST",
+        "/takeover/handoff",
+        &[("Authorization", &bearer)],
+        r#"{"ttl_s": 30}"#,
+    );
+    assert_eq!(status, 400, "{raw}");
+    fx.cmd()
+        .args(["panel", "--ttl-s", "3601"])
+        .args(auth)
+        .run()
+        .error("invalid_argument", 1);
+    // The bearer header also opens the panel (an agent checking it), and the page redirects.
+    let (status, raw) = http(
+        port,
+        "GET",
+        "/takeover/panel",
+        &[("Authorization", &bearer)],
+        "",
+    );
+    assert_eq!(status, 303, "{raw}");
+    assert!(
+        raw.to_ascii_lowercase()
+            .contains("location: /takeover/panel/vnc.html?"),
+        "{raw}"
+    );
+
+    // A crashed display is restarted: /health degraded, then ok with a restart counted.
+    let xvnc = host.ready["takeover"]["pids"][0].as_u64().unwrap() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(xvnc),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_for("/health degraded", Duration::from_secs(10), || {
+        health(port)["status"] == "degraded"
+    });
+    let back = wait_for("/health ok again", Duration::from_secs(40), || {
+        let h = health(port);
+        h["status"] == "ok" && h["takeover"]["connected"] == true
+    });
+    eprintln!(
+        "measure: display restart to /health ok: {} ms",
+        back.as_millis()
+    );
+    let h = health(port);
+    assert_eq!(h["restarts"]["display"], 1, "{h}");
+    let (status, _) = http(
+        port,
+        "GET",
+        "/takeover/panel/vnc.html",
+        &[("Authorization", &bearer)],
+        "",
+    );
+    assert_eq!(status, 200, "the panel serves again after the restart");
+
+    // SIGTERM: exit 0 within 10 s, nothing of the tree left, the X socket gone.
+    let tree = descendants(host.child.id());
+    assert!(
+        tree.len() >= 4,
+        "expected browser and display processes: {tree:?}"
+    );
+    let (code, took) = host.terminate();
+    assert_eq!(code, 0);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
+}
+
+#[test]
+fn panel_without_a_provider_is_takeover_unavailable() {
+    let fx = Fixture::new();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    fx.cmd()
+        .args(["panel", "--endpoint-url", &ep, "--token-secret", TOKEN])
+        .run()
+        .error("takeover_unavailable", 1);
+    fx.cmd()
+        .args(["panel", "--endpoint-url", &ep])
+        .run()
+        .error("unauthorized", 1);
+    let port = port_of(&ep);
+    assert_eq!(http(port, "GET", "/takeover/panel", &[], "").0, 401);
+    assert_eq!(host.terminate().0, 0);
+}
+
+/// The children of `pid` (from `/proc/<pid>/task/*/children`).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
+fn state_of(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// As PID 1 (a fresh pid namespace, like a container), `afhttp host` stays a small init: it
+/// reaps the orphans of a killed browser, forwards SIGTERM to the host and exits with its
+/// code, leaving nothing behind.
+#[test]
+fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
+    use std::io::BufRead;
+    let fx = Fixture::new();
+    let mut child = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            env!("CARGO_BIN_EXE_afhttp"),
+        ])
+        .args(["host", "--listen", "tcp:127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &fx.home)
+        .env("XDG_DATA_HOME", &fx.data)
+        .env("TMPDIR", &fx.tmp)
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ready: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("{line:?}"));
+    assert_eq!(ready["result"]["code"], "host_ready", "{ready}");
+    let port = port_of(ready["result"]["endpoint_url"].as_str().unwrap());
+    let init = children(child.id())[0];
+    // Whatever happens below, the namespace dies with its init.
+    struct KillOnDrop(u32);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.0 as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    let _guard = KillOnDrop(init);
+    let host = children(init)[0];
+    assert!(std::fs::read_to_string(format!("/proc/{init}/cmdline"))
+        .unwrap()
+        .contains("host"));
+    // Kill the browser's main process: its helpers are orphaned onto the init, which reaps
+    // them; the supervisor relaunches the browser.
+    let browser = children(host)
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.contains("--remote-debugging-port"))
+        })
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(browser as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let health = |port: u16| {
+        let (_, raw) = http(port, "GET", "/health", &[], "");
+        serde_json::from_str::<Value>(raw.split("\r\n\r\n").nth(1).unwrap_or(""))
+            .unwrap_or(Value::Null)
+    };
+    wait_for("the browser relaunched", Duration::from_secs(30), || {
+        let h = health(port);
+        h["status"] == "ok" && h["restarts"]["browser"] == 1
+    });
+    wait_for("orphans reaped", Duration::from_secs(10), || {
+        children(init)
+            .iter()
+            .all(|p| *p == host || state_of(*p) != Some('Z'))
+    });
+    let tree = descendants(child.id());
+    let t = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(init as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the init did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
