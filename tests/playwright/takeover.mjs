@@ -16,11 +16,12 @@ const out = { ok: false };
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
+  page.setDefaultTimeout(60000);
   const t0 = Date.now();
   const response = await page.goto(url, { waitUntil: "load" });
   out.status = response.status();
   out.final_url = page.url();
-  await page.waitForSelector("html.noVNC_connected", { timeout: 20000 });
+  await page.waitForSelector("html.noVNC_connected", { timeout: 60000 });
   out.connect_ms = Date.now() - t0;
   const cookies = await context.cookies();
   out.cookie = cookies.find((c) => c.name === "afhttp_takeover") ?? null;
@@ -49,7 +50,7 @@ try {
       { png, r, g, b },
     );
   };
-  const deadline = Date.now() + 15000;
+  const deadline = Date.now() + 30000;
   out.colour_fraction = await fraction();
   while (out.colour_fraction < 0.1 && Date.now() < deadline) {
     await page.waitForTimeout(250);
