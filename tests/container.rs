@@ -73,6 +73,26 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         .run()
         .result();
 
+    // A failing build step fails the command with the step's error and the log tail.
+    let broken = cmd(&fx, &engine)
+        .args([
+            "container",
+            "build",
+            "--browser",
+            "chromium",
+            "--takeover-provider",
+            "off",
+        ])
+        .args(["--base-image", &engine.shell_less_image()])
+        .run();
+    let e = broken.error("io_error", 1);
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("image build failed") && msg.contains("last build output"),
+        "{msg}"
+    );
+    assert_eq!(broken.stdout.lines().count(), 1, "{}", broken.context);
+
     // An older managed container (another version) is refused by drivers, then replaced.
     let port = free_port();
     start_stale_container(&engine, &base, port);
@@ -190,6 +210,17 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         .run();
     assert!(raw.result()["lines"].as_array().unwrap().len() <= 5);
 
+    // A follower streams raw lines to stderr until the container goes away.
+    let follower = std::process::Command::new(env!("CARGO_BIN_EXE_afhttp"))
+        .env("DOCKER_HOST", &engine.host)
+        .args(["container", "logs", "--raw", "--follow", "--tail", "2"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+
     // --purge needs --yes; then nothing is left.
     cmd(&fx, &engine)
         .args(["container", "uninstall", "--purge"])
@@ -209,8 +240,30 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         assert!(docker.inspect_image(&image).await.is_err());
         assert!(docker.inspect_volume("afhttp-host-data").await.is_err());
     });
+    let out = wait_output(follower, Duration::from_secs(30));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let followed: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(followed["result"]["followed"], true, "{stdout}");
+    assert!(
+        followed["result"]["lines_streamed"].as_u64().unwrap() >= 2,
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shutting down"));
+
     let after = cmd(&fx, &engine).args(["container", "status"]).run();
     assert_eq!(after.result()["installed"], false);
+}
+
+fn wait_output(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("`container logs --follow` did not end with the container");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// A managed-looking container claiming another afhttp version (it only sleeps).
@@ -230,7 +283,12 @@ fn start_stale_container(engine: &Engine, base: &str, port: u16) {
         let docker = engine.docker().await;
         let body = ContainerCreateBody {
             image: Some(base.into()),
-            cmd: Some(vec!["sleep".into(), "600".into()]),
+            // Exits on SIGTERM (a bare `sleep` as PID 1 would wait out the stop grace).
+            cmd: Some(vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                "trap 'exit 0' TERM; sleep 600 & wait".into(),
+            ]),
             labels: Some(labels),
             ..Default::default()
         };

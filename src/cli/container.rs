@@ -55,12 +55,12 @@ struct BuildArgs {
     /// Runtime base image (a Debian bookworm image; default debian:bookworm-slim).
     #[arg(long, value_name = "IMAGE")]
     base_image: Option<String>,
-    /// Browser in the image: brave or chromium.
-    #[arg(long, value_name = "brave|chromium", default_value = "brave")]
-    browser: String,
-    /// Takeover display stack in the image: kasmvnc, novnc or off.
-    #[arg(long, value_name = "kasmvnc|novnc|off", default_value = "kasmvnc")]
-    takeover_provider: String,
+    /// Browser in the image: brave (default) or chromium.
+    #[arg(long, value_name = "brave|chromium")]
+    browser: Option<String>,
+    /// Takeover display stack in the image: kasmvnc (default), novnc or off.
+    #[arg(long, value_name = "kasmvnc|novnc|off")]
+    takeover_provider: Option<String>,
     /// Extra Dockerfile build argument. Repeatable.
     #[arg(long, value_name = "K=V")]
     build_arg: Vec<String>,
@@ -165,6 +165,8 @@ async fn dispatch(command: ContainerCommand) -> Result<Event, AfError> {
             let spec = run::InstallSpec {
                 build: build_spec.ok_or_else(|| AfError::invalid("no build spec"))?,
                 rebuild: i.rebuild,
+                wanted_browser: i.build.browser.clone(),
+                wanted_takeover: i.build.takeover_provider.clone(),
                 port: valid_port(i.port)?,
                 wait: valid_wait(i.wait_timeout_ms)?,
                 env: valid_env(&i.host_env)?,
@@ -197,7 +199,7 @@ async fn logs_event(docker: &bollard::Docker, l: LogsArgs) -> Result<Event, AfEr
         .with_hint("run `afhttp container install`"));
     };
     if l.follow {
-        let n = logs::follow(docker, &c.id, l.tail.unwrap_or(0), &Stderr).await?;
+        let n = logs::follow(docker, &c.id, l.tail, &Stderr).await?;
         return Ok(Event::result(
             "container_logs",
             json!({"container_name": c.name, "raw": true, "followed": true, "lines_streamed": n}),
@@ -221,8 +223,11 @@ fn build_spec(b: &BuildArgs) -> Result<BuildSpec, AfError> {
     let spec = BuildSpec {
         source,
         base_image: b.base_image.clone(),
-        browser: b.browser.clone(),
-        takeover: b.takeover_provider.clone(),
+        browser: b.browser.clone().unwrap_or_else(|| "brave".into()),
+        takeover: b
+            .takeover_provider
+            .clone()
+            .unwrap_or_else(|| "kasmvnc".into()),
         build_args: image::parse_build_args(&b.build_arg)?,
         no_cache: b.no_cache,
     };

@@ -1,5 +1,7 @@
 //! Connecting to the engine and turning bollard errors into afhttp errors.
 
+use std::time::Duration;
+
 use bollard::errors::Error as BollardError;
 use bollard::Docker;
 
@@ -7,6 +9,9 @@ use crate::error::{AfError, ErrorCode};
 
 /// Seconds bollard waits for one engine request (image builds stream, so this is per read).
 const REQUEST_TIMEOUT_S: u64 = 600;
+/// Seconds to wait for the first answer: a driver probing for the managed container must not
+/// hang on a DOCKER_HOST that never answers.
+const CONNECT_TIMEOUT_S: u64 = 5;
 
 /// Connect through `DOCKER_HOST` (or the default socket), negotiate the API version and
 /// ping. An engine that does not answer is `container_engine_unavailable`.
@@ -20,14 +25,14 @@ pub async fn connect() -> Result<Docker, AfError> {
         None => Docker::connect_with_local_defaults(),
     }
     .map_err(|e| unavailable(&shown, &e))?
-    .with_timeout(std::time::Duration::from_secs(REQUEST_TIMEOUT_S));
+    .with_timeout(Duration::from_secs(CONNECT_TIMEOUT_S));
     // The Debian engine speaks API 1.41 only; without negotiation every call is refused.
     let docker = docker
         .negotiate_version()
         .await
         .map_err(|e| unavailable(&shown, &e))?;
     docker.ping().await.map_err(|e| unavailable(&shown, &e))?;
-    Ok(docker)
+    Ok(docker.with_timeout(Duration::from_secs(REQUEST_TIMEOUT_S)))
 }
 
 fn unavailable(host: &str, e: &BollardError) -> AfError {

@@ -70,14 +70,25 @@ impl BuildSpec {
     }
 }
 
+/// Build arguments that have their own flag (and end up in the image's labels).
+const RESERVED_ARGS: &[(&str, &str)] = &[
+    ("BASE_IMAGE", "--base-image"),
+    ("BROWSER", "--browser"),
+    ("TAKEOVER", "--takeover-provider"),
+];
+
 /// Parse `K=V` build arguments.
 pub fn parse_build_args(raw: &[String]) -> Result<Vec<(String, String)>, AfError> {
     raw.iter()
         .map(|kv| {
-            kv.split_once('=')
+            let (k, v) = kv
+                .split_once('=')
                 .filter(|(k, _)| !k.is_empty())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .ok_or_else(|| AfError::invalid(format!("--build-arg {kv:?} needs K=V")))
+                .ok_or_else(|| AfError::invalid(format!("--build-arg {kv:?} needs K=V")))?;
+            if let Some((_, flag)) = RESERVED_ARGS.iter().find(|(name, _)| *name == k) {
+                return Err(AfError::invalid(format!("--build-arg {k}: use {flag}")));
+            }
+            Ok((k.to_string(), v.to_string()))
         })
         .collect()
 }
@@ -188,6 +199,7 @@ mod tests {
         );
         assert!(parse_build_args(&["=1".into()]).is_err());
         assert!(parse_build_args(&["novalue".into()]).is_err());
+        assert!(parse_build_args(&["BROWSER=chromium".into()]).is_err());
     }
 
     #[test]

@@ -55,18 +55,19 @@ fn push_lines(out: &mut Vec<String>, partial: &mut String, chunk: &LogOutput) {
     }
 }
 
-/// Follow the logs, handing each new line to `r` until the container stops.
+/// Follow the logs (after the last `tail` lines, or all), handing each line to `r` until
+/// the container stops.
 pub async fn follow(
     docker: &Docker,
     id: &str,
-    tail: usize,
+    tail: Option<usize>,
     r: &dyn Reporter,
 ) -> Result<usize, AfError> {
     let options = LogsOptions {
         stdout: true,
         stderr: true,
         follow: true,
-        tail: tail.to_string(),
+        tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
         ..Default::default()
     };
     let mut stream = docker.logs(id, Some(options));

@@ -8,7 +8,9 @@ use bollard::models::{
     ContainerCreateBody, HostConfig, PortBinding, RestartPolicy, RestartPolicyNameEnum,
     VolumeCreateRequest,
 };
-use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
+use bollard::query_parameters::{
+    CreateContainerOptions, RemoveContainerOptions, StopContainerOptions,
+};
 use bollard::Docker;
 use serde_json::{json, Value};
 
@@ -19,6 +21,8 @@ use crate::sdk::endpoint::Endpoint;
 
 /// `/dev/shm` for the browser (Chromium crashes tabs with Docker's 64 MiB default).
 const SHM_BYTES: i64 = 2 * 1024 * 1024 * 1024;
+/// Seconds a stopping host gets before SIGKILL (it stops in well under one).
+const STOP_GRACE_S: i32 = 10;
 /// Pause between readiness polls.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -29,6 +33,10 @@ pub struct InstallSpec {
     pub build: image::BuildSpec,
     /// Build even when the image exists.
     pub rebuild: bool,
+    /// `--browser` as given: an existing image with another browser is rebuilt.
+    pub wanted_browser: Option<String>,
+    /// `--takeover-provider` as given: an existing image with another one is rebuilt.
+    pub wanted_takeover: Option<String>,
     /// Port published on 127.0.0.1.
     pub port: u16,
     /// Give up waiting for `/health` after this long.
@@ -44,7 +52,18 @@ pub async fn install(
     r: &dyn Reporter,
 ) -> Result<Value, AfError> {
     spec.build.validate()?;
-    let built = if spec.rebuild || !image::exists(docker).await? {
+    let existing = if image::exists(docker).await? {
+        Some(image_labels(docker).await?)
+    } else {
+        None
+    };
+    let differs = |label: &str, wanted: &Option<String>| match (&existing, wanted) {
+        (Some(l), Some(w)) => l.get(label) != Some(w),
+        _ => false,
+    };
+    let stale = differs(super::LABEL_BROWSER, &spec.wanted_browser)
+        || differs(super::LABEL_TAKEOVER, &spec.wanted_takeover);
+    let built = if spec.rebuild || existing.is_none() || stale {
         Some(image::build(docker, &spec.build, r).await?)
     } else {
         r.line(&format!("using existing image {}", super::image_ref()));
@@ -184,6 +203,20 @@ pub async fn remove_existing(docker: &Docker, r: &dyn Reporter) -> Result<bool, 
                 "removing the old {} container",
                 super::CONTAINER_NAME
             ));
+            // SIGTERM first, so the browser saves its profile (force-removal is SIGKILL).
+            let stop = StopContainerOptions {
+                t: Some(STOP_GRACE_S),
+                ..Default::default()
+            };
+            match docker
+                .stop_container(super::CONTAINER_NAME, Some(stop))
+                .await
+            {
+                Ok(()) => {}
+                // 304: already stopped.
+                Err(e) if engine::status(&e) == Some(304) => {}
+                Err(e) => return Err(engine::failed("stop the old container", &e)),
+            }
             let options = RemoveContainerOptions {
                 force: true,
                 ..Default::default()

@@ -148,6 +148,24 @@ impl Engine {
         name
     }
 
+    /// An image with one file and no shell: every `RUN` in a build on it fails.
+    pub fn shell_less_image(&self) -> String {
+        let name = "afhttp-test-noshell:1".to_string();
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(3);
+        h.set_mode(0o644);
+        b.append_data(&mut h, "hello", &b"hi\n"[..]).unwrap();
+        let tar = b.into_inner().unwrap();
+        rt().block_on(async {
+            let docker = self.docker().await;
+            if docker.inspect_image(&name).await.is_err() {
+                import(&docker, &name, tar).await;
+            }
+        });
+        name
+    }
+
     /// The bridge network's gateway: an address of this machine that containers reach.
     pub fn bridge_gateway(&self) -> String {
         rt().block_on(async {
