@@ -185,6 +185,24 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         "cookie lost across a reinstall"
     );
 
+    // `afhttp host` as PID 1 forks a reaping init: the browsers stopped by the profile
+    // switches leave orphans, and none of them may linger as a zombie.
+    let zombies = || {
+        let script = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l";
+        engine.exec_output("afhttp-host", &["/bin/sh", "-c", script])
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while zombies().trim() != "0" {
+        assert!(
+            Instant::now() < deadline,
+            "zombies in the container: {}",
+            zombies()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let pid1 = engine.exec_output("afhttp-host", &["/bin/cat", "/proc/1/cmdline"]);
+    assert!(pid1.starts_with("/usr/local/bin/afhttp\0host"), "{pid1:?}");
+
     let status = cmd(&fx, &engine).args(["container", "status"]).run();
     let s = status.result();
     assert_eq!(s["installed"], true);

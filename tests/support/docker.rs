@@ -166,6 +166,31 @@ impl Engine {
         name
     }
 
+    /// Run `cmd` in a running container (test inspection only) and return its stdout.
+    pub fn exec_output(&self, container: &str, cmd: &[&str]) -> String {
+        rt().block_on(async {
+            let docker = self.docker().await;
+            let config = bollard::models::ExecConfig {
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                cmd: Some(cmd.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            };
+            let exec = docker.create_exec(container, config).await.unwrap();
+            let mut out = String::new();
+            if let bollard::exec::StartExecResults::Attached { mut output, .. } =
+                docker.start_exec(&exec.id, None).await.unwrap()
+            {
+                while let Some(Ok(chunk)) = output.next().await {
+                    if let bollard::container::LogOutput::StdOut { message } = chunk {
+                        out.push_str(&String::from_utf8_lossy(&message));
+                    }
+                }
+            }
+            out
+        })
+    }
+
     /// The bridge network's gateway: an address of this machine that containers reach.
     pub fn bridge_gateway(&self) -> String {
         rt().block_on(async {
