@@ -239,6 +239,36 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         .unwrap();
     std::thread::sleep(Duration::from_secs(1));
 
+    // SIGTERM (a stop) goes through the init to the host, which exits 0.
+    rt().block_on(async {
+        let docker = engine.docker().await;
+        docker
+            .stop_container(
+                "afhttp-host",
+                None::<bollard::query_parameters::StopContainerOptions>,
+            )
+            .await
+            .unwrap();
+        let state = docker
+            .inspect_container("afhttp-host", None)
+            .await
+            .unwrap()
+            .state
+            .unwrap();
+        assert_eq!(state.exit_code, Some(0), "{state:?}");
+    });
+    let out = wait_output(follower, Duration::from_secs(30));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let followed: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(followed["result"]["followed"], true, "{stdout}");
+    assert!(
+        followed["result"]["lines_streamed"].as_u64().unwrap() >= 2,
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shutting down"));
+    let stopped = cmd(&fx, &engine).arg("health").run();
+    stopped.error("host_unreachable", 1);
+
     // --purge needs --yes; then nothing is left.
     cmd(&fx, &engine)
         .args(["container", "uninstall", "--purge"])
@@ -258,16 +288,6 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         assert!(docker.inspect_image(&image).await.is_err());
         assert!(docker.inspect_volume("afhttp-host-data").await.is_err());
     });
-    let out = wait_output(follower, Duration::from_secs(30));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let followed: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
-    assert_eq!(followed["result"]["followed"], true, "{stdout}");
-    assert!(
-        followed["result"]["lines_streamed"].as_u64().unwrap() >= 2,
-        "{stdout}"
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("shutting down"));
-
     let after = cmd(&fx, &engine).args(["container", "status"]).run();
     assert_eq!(after.result()["installed"], false);
 }
