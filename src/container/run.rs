@@ -127,7 +127,12 @@ pub async fn install(
     docker
         .start_container(&created.id, None)
         .await
-        .map_err(|e| engine::failed("start the container", &e))?;
+        .map_err(|e| {
+            engine::failed("start the container", &e).with_hint(format!(
+                "is 127.0.0.1:{} free? pick another with --port",
+                spec.port
+            ))
+        })?;
     r.line(&format!(
         "started {}; waiting for /health",
         super::CONTAINER_NAME
