@@ -110,12 +110,6 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
 /// and the exit code.
 pub fn run(args: HostArgs) -> (Option<Event>, u8) {
     let fail = |e: &AfError| (Some(Event::error(e, None)), super::output::EXIT_ERROR);
-    // As a container's PID 1, fork a reaping init first (before any thread exists).
-    match crate::host::init::become_init_if_pid1() {
-        Ok(crate::host::init::Role::Host) => {}
-        Ok(crate::host::init::Role::Exit(code)) => return (None, code),
-        Err(e) => return fail(&e),
-    }
     let opts = match resolve(args) {
         Ok(o) => o,
         Err(e) => return fail(&e),

@@ -23,6 +23,12 @@ impl BinarySource {
     }
 }
 
+/// Files the image needs besides the binary, embedded in this executable.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("image/Dockerfile", super::DOCKERFILE),
+    ("kasmvnc/kasmvnc.yaml", super::KASMVNC_CONFIG),
+];
+
 /// Top-level entries of a source tree that never belong in a build context.
 const SKIP_DIRS: &[&str] = &["target", ".git", "node_modules", ".ci"];
 
@@ -37,12 +43,9 @@ pub fn build(source: &BinarySource) -> Result<Vec<u8>, AfError> {
             let bytes = std::fs::read(&exe)
                 .map_err(|e| AfError::io(format_args!("read {}", exe.display()), &e))?;
             append_bytes(&mut tar, "afhttp", &bytes, 0o755)?;
-            append_bytes(
-                &mut tar,
-                "image/Dockerfile",
-                super::DOCKERFILE.as_bytes(),
-                0o644,
-            )?;
+            for (path, text) in EMBEDDED {
+                append_bytes(&mut tar, path, text.as_bytes(), 0o644)?;
+            }
         }
         BinarySource::SourceTree(dir) => {
             if !dir.join("Cargo.toml").is_file() || !dir.join("src").is_dir() {
@@ -52,14 +55,11 @@ pub fn build(source: &BinarySource) -> Result<Vec<u8>, AfError> {
                 )));
             }
             append_tree(&mut tar, dir)?;
-            // The tree's own image/Dockerfile wins; an older tree gets this binary's.
-            if !dir.join("image/Dockerfile").is_file() {
-                append_bytes(
-                    &mut tar,
-                    "image/Dockerfile",
-                    super::DOCKERFILE.as_bytes(),
-                    0o644,
-                )?;
+            // The tree's own files win; an older tree gets this binary's.
+            for (path, text) in EMBEDDED {
+                if !dir.join(path).is_file() {
+                    append_bytes(&mut tar, path, text.as_bytes(), 0o644)?;
+                }
             }
         }
     }
@@ -125,6 +125,7 @@ mod tests {
         let n = names(&t);
         assert!(n.contains(&("afhttp".to_string(), 0o755)), "{n:?}");
         assert!(n.iter().any(|(p, _)| p == "image/Dockerfile"), "{n:?}");
+        assert!(n.iter().any(|(p, _)| p == "kasmvnc/kasmvnc.yaml"), "{n:?}");
     }
 
     #[test]

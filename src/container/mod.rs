@@ -42,6 +42,8 @@ pub const LABEL_BROWSER: &str = "afhttp.browser";
 
 /// The Dockerfile, embedded so an installed binary can build its own image.
 pub const DOCKERFILE: &str = include_str!("../../image/Dockerfile");
+/// The KasmVNC server configuration the image installs (`kasmvnc/kasmvnc.yaml`).
+pub const KASMVNC_CONFIG: &str = include_str!("../../kasmvnc/kasmvnc.yaml");
 
 /// This binary's version: the image tag and the version drivers insist on.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -168,14 +168,12 @@ pub fn token_hint() -> String {
 }
 
 fn takeover_readiness(provider: &str, health: &Value) -> Value {
-    // The host reports its display in /health once takeover support is in the build.
+    // `/health` says which provider the host runs and whether its display answers.
     let reported = health.get("takeover").cloned();
+    let field = |k: &str| reported.as_ref().and_then(|t| t.get(k)).cloned();
     let ready = provider != "off"
-        && reported
-            .as_ref()
-            .and_then(|t| t.get("ready"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        && field("provider").and_then(|p| p.as_str().map(|s| s == provider)) == Some(true)
+        && field("connected").and_then(|c| c.as_bool()) == Some(true);
     json!({"provider": provider, "ready": ready, "host_report": reported})
 }
 

@@ -3,7 +3,6 @@
 
 pub mod browser;
 pub mod capabilities;
-pub mod init;
 pub mod inline;
 pub mod listener;
 pub mod log;
