@@ -185,8 +185,8 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         "cookie lost across a reinstall"
     );
 
-    // `afhttp host` as PID 1 is a reaping init (src/host/init.rs): the browsers stopped by the profile
-    // switches leave orphans, and none of them may linger as a zombie.
+    // `afhttp host` as PID 1 is a reaping init (src/host/init.rs): the browsers stopped by
+    // the profile switches leave orphans, and none of them may linger as a zombie.
     let zombies = || {
         let script = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l";
         engine.exec_output("afhttp-host", &["/bin/sh", "-c", script])
