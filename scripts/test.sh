@@ -14,10 +14,21 @@ command -v Xvnc >/dev/null 2>&1 || missing+=(tigervnc-standalone-server)
 command -v websockify >/dev/null 2>&1 || missing+=(websockify)
 [ -f /usr/share/novnc/vnc.html ] || missing+=(novnc)
 command -v openbox >/dev/null 2>&1 || missing+=(openbox)
+# A real Docker engine and a way to build its base image (no image registry here). The
+# container tests start their own dockerd on a private socket; nothing is started globally.
+command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq
+  # Keep package scripts from starting services (docker.io would start a global dockerd).
+  policy_added=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    policy_added=1
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  [ -z "$policy_added" ] || rm -f /usr/sbin/policy-rc.d
 fi
 # Lightpanda's PyPI wheel ships the real binary the browser-launch tests start.
 python3 -c 'import lightpanda' >/dev/null 2>&1 || python3 -m pip install -q lightpanda

@@ -52,6 +52,14 @@ impl Event {
         Event { body }
     }
 
+    /// Set `trace` unless the event already carries one.
+    pub fn with_trace_default(mut self, trace: Value) -> Self {
+        if self.body.get("trace").is_none() {
+            self.body["trace"] = trace;
+        }
+        self
+    }
+
     /// Whether this is an error event.
     pub fn is_error(&self) -> bool {
         self.body.get("kind").and_then(Value::as_str) == Some("error")

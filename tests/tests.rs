@@ -8,6 +8,7 @@ mod support;
 mod bad_input;
 mod browser_fetch;
 mod cli_contract;
+mod container;
 mod features;
 mod fetch_cookies;
 mod fetch_decision;

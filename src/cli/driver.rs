@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use serde_json::Value;
 
 use crate::env;
 use crate::error::{AfError, ErrorCode};
@@ -31,24 +32,81 @@ pub struct DriverArgs {
 impl DriverArgs {
     /// The resolved client.
     pub fn client(&self) -> Result<Client, AfError> {
-        let raw = self.endpoint_url.as_deref().ok_or_else(|| {
-            AfError::new(ErrorCode::InvalidEndpoint, "no host endpoint given").with_hint(
-                "pass --endpoint-url or set AFHTTP_ENDPOINT_URL (start a host with `afhttp host`)",
-            )
-        })?;
+        self.resolve().map(|(client, _)| client)
+    }
+
+    /// The resolved client and, when the host was discovered, a trace saying which.
+    pub fn resolve(&self) -> Result<(Client, Option<Value>), AfError> {
         if self.timeout_ms == 0 || self.timeout_ms > 3_600_000 {
             return Err(AfError::invalid(
                 "--timeout-ms must be between 1 and 3600000",
             ));
         }
-        let token = resolve_token(
+        let mut token = resolve_token(
             self.token_secret.as_deref(),
             self.token_secret_file.as_deref(),
         )?;
-        Ok(Client::new(Endpoint::parse(raw)?)
+        let (raw, trace) = match self.endpoint_url.as_deref() {
+            Some(raw) => (raw.to_string(), None),
+            None => {
+                let found = discover(token.is_none())?;
+                if token.is_none() {
+                    token = found.token;
+                }
+                (found.endpoint_url, Some(found.trace))
+            }
+        };
+        let client = Client::new(Endpoint::parse(&raw)?)
             .with_token(token)
-            .with_timeout(Duration::from_millis(self.timeout_ms)))
+            .with_timeout(Duration::from_millis(self.timeout_ms));
+        Ok((client, trace))
     }
+}
+
+/// A host found without `--endpoint-url`.
+#[derive(Debug)]
+pub struct Found {
+    /// The endpoint to use.
+    pub endpoint_url: String,
+    /// Its token, when one was read.
+    pub token: Option<String>,
+    /// For the event's trace.
+    pub trace: Value,
+}
+
+/// The error when no endpoint was given and none was discovered.
+fn no_endpoint() -> AfError {
+    AfError::new(ErrorCode::InvalidEndpoint, "no host endpoint given").with_hint(
+        "pass --endpoint-url or set AFHTTP_ENDPOINT_URL, or run `afhttp container install` for a local host",
+    )
+}
+
+/// Discover the managed local container, or fail with "no host endpoint given".
+pub fn discover(need_token: bool) -> Result<Found, AfError> {
+    discover_opt(need_token)?.ok_or_else(no_endpoint)
+}
+
+/// The managed local container (label → port, token through the engine); `None` when no
+/// engine answers or none is installed.
+#[cfg(feature = "container")]
+pub fn discover_opt(need_token: bool) -> Result<Option<Found>, AfError> {
+    let found = super::block_on(crate::container::discover::for_driver(need_token))??;
+    Ok(found.map(|d| Found {
+        trace: serde_json::json!({
+            "endpoint_source": "container",
+            "container_name": d.container.name,
+            "container_version": d.container.version,
+            "endpoint_url": d.endpoint_url,
+        }),
+        endpoint_url: d.endpoint_url,
+        token: d.token,
+    }))
+}
+
+/// Without the container feature there is nothing to discover.
+#[cfg(not(feature = "container"))]
+pub fn discover_opt(_need_token: bool) -> Result<Option<Found>, AfError> {
+    Ok(None)
 }
 
 /// The token from `--token-secret` (wins) or `--token-secret-file`.

@@ -154,11 +154,32 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     let render: RenderMode = args.render.parse()?;
     let wait: Wait = args.wait.parse()?;
     let want = args.want.as_deref().map(Artifact::parse_list).transpose()?;
-    let endpoint = args
-        .endpoint_url
-        .as_deref()
-        .map(Endpoint::parse)
-        .transpose()?;
+    let mut token = super::driver::resolve_token(
+        args.token_secret.as_deref(),
+        args.token_secret_file.as_deref(),
+    )?;
+    // `--profile` and `--takeover` need a host: without an endpoint, use the managed local
+    // container (plain fetches stay HTTP/inline, as the spec says).
+    let endpoint_url = match args.endpoint_url.clone() {
+        Some(u) => Some(u),
+        None if (args.profile.is_some() || args.takeover) && render != RenderMode::None => {
+            if let Some(p) = &args.profile {
+                crate::profile::ProfileName::parse(p)?;
+            }
+            // Nothing found: the fetch pipeline explains what the flag needs.
+            match super::driver::discover_opt(token.is_none())? {
+                Some(found) => {
+                    if token.is_none() {
+                        token = found.token;
+                    }
+                    Some(found.endpoint_url)
+                }
+                None => None,
+            }
+        }
+        None => None,
+    };
+    let endpoint = endpoint_url.as_deref().map(Endpoint::parse).transpose()?;
     if args.data.is_some() && !args.form.is_empty() {
         return Err(AfError::invalid("--data and --form cannot be combined"));
     }
@@ -276,10 +297,7 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
         max_response_bytes: args.max_response_bytes,
         no_network_redact: args.no_network_redact,
         endpoint,
-        token: super::driver::resolve_token(
-            args.token_secret.as_deref(),
-            args.token_secret_file.as_deref(),
-        )?,
+        token,
         browser_bin: args.browser_bin,
         browser: BrowserOptions {
             wait,

@@ -2,6 +2,7 @@
 
 pub mod capabilities;
 pub mod cdp;
+pub mod container;
 pub mod driver;
 pub mod fetch;
 pub mod health;
@@ -55,6 +56,8 @@ pub enum Commands {
     Profile(profile::ProfileArgs),
     /// Install, remove or check the embedded Agent Skill for coding agents.
     Skill(skill::SkillArgs),
+    /// Build, install, inspect, log or remove the managed local host container.
+    Container(container::ContainerArgs),
 }
 
 /// Run the command line and return the process exit code.
@@ -80,8 +83,11 @@ pub fn run(args: Vec<OsString>) -> u8 {
         }
         return code;
     }
-    let event = dispatch(cli.command);
-    output::emit(&event, false);
+    let (event, reveal) = match cli.command {
+        Commands::Container(args) => container::run(args),
+        other => (dispatch(other), false),
+    };
+    output::emit(&event, reveal);
     if event.is_error() {
         output::EXIT_ERROR
     } else {
@@ -101,6 +107,7 @@ fn dispatch(command: Commands) -> Event {
         Commands::Capabilities(args) => capabilities::run(args),
         Commands::Profile(args) => profile::run(args),
         Commands::Skill(args) => skill::run(args),
+        Commands::Container(args) => container::run(args).0,
     }
 }
 
@@ -144,13 +151,18 @@ where
     F: FnOnce(std::sync::Arc<crate::sdk::client::Client>) -> Fut,
     Fut: std::future::Future<Output = Result<Event, AfError>>,
 {
-    let client = match driver.client() {
-        Ok(c) => std::sync::Arc::new(c),
+    let (client, trace) = match driver.resolve() {
+        Ok((c, trace)) => (std::sync::Arc::new(c), trace),
         Err(e) => return Event::error(&e, None),
     };
-    match block_on(f(client)) {
+    let event = match block_on(f(client)) {
         Ok(Ok(event)) => event,
-        Ok(Err(e)) | Err(e) => Event::error(&e, None),
+        Ok(Err(e)) | Err(e) => Event::error(&e, trace.clone()),
+    };
+    match trace {
+        // Say that the host was discovered rather than given.
+        Some(t) => event.with_trace_default(t),
+        None => event,
     }
 }
 

@@ -25,3 +25,12 @@ pub fn emit_text(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
+
+/// Print one progress line on stderr (image builds, waits, followed logs); stdout keeps its
+/// one event.
+pub fn progress(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(line.as_bytes())
+        .and_then(|_| err.write_all(b"\n"));
+}

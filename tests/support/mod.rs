@@ -3,6 +3,7 @@
 
 pub mod cmd;
 pub mod content;
+pub mod docker;
 pub mod proxy;
 pub mod routes;
 pub mod routes_network;

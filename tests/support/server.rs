@@ -115,7 +115,16 @@ impl Background {
         F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        Background::spawn_on("127.0.0.1", name, serve)
+    }
+
+    /// Binds `ip:0` (e.g. the Docker bridge gateway, for a container to reach).
+    pub(crate) fn spawn_on<F, Fut>(ip: &str, name: &str, serve: F) -> Background
+    where
+        F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let std_listener = std::net::TcpListener::bind((ip, 0)).unwrap();
         std_listener.set_nonblocking(true).unwrap();
         let port = std_listener.local_addr().unwrap().port();
         let (tx, rx) = oneshot::channel::<()>();
@@ -245,26 +254,36 @@ async fn handle(
 pub struct FixtureServer {
     bg: Background,
     rec: Arc<Recorder>,
+    ip: String,
 }
 
 impl FixtureServer {
     /// Starts the server on an ephemeral port; it stops when dropped.
     pub fn start() -> FixtureServer {
+        FixtureServer::start_on("127.0.0.1")
+    }
+
+    /// Starts the server on `ip` (one of this machine's own addresses).
+    pub fn start_on(ip: &str) -> FixtureServer {
         let rec = Arc::new(Recorder::default());
         let serve_rec = rec.clone();
-        let bg = Background::spawn("http", move |listener| async move {
+        let bg = Background::spawn_on(ip, "http", move |listener| async move {
             let router = routes::router();
             while let Ok((stream, _)) = listener.accept().await {
                 serve_fixture_conn(stream, router.clone(), serve_rec.clone());
             }
         });
-        FixtureServer { bg, rec }
+        FixtureServer {
+            bg,
+            rec,
+            ip: ip.to_string(),
+        }
     }
 
-    /// `http://127.0.0.1:PORT/path` (a missing leading `/` is added).
+    /// `http://IP:PORT/path` (a missing leading `/` is added).
     pub fn url(&self, path: &str) -> String {
         let slash = if path.starts_with('/') { "" } else { "/" };
-        format!("http://127.0.0.1:{}{slash}{path}", self.bg.port())
+        format!("http://{}:{}{slash}{path}", self.ip, self.bg.port())
     }
 
     /// The port on 127.0.0.1.
