@@ -124,7 +124,8 @@ def write_doc():
               "host memory, `bench/observation_growth.py` for capture vs DOM size); raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
     parts = [header]
-    for name in ("summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md"):
+    for name in ("summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
+                 "summary-container.md"):
         path = os.path.join(ROOT, "bench", name)
         if os.path.exists(path):
             with open(path) as f:
