@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use crate::error::AfError;
 use crate::host::log::{log, Level};
 use crate::sdk::cdp::CdpConnection;
-use crate::sdk::endpoint::Endpoint;
 use crate::sdk::transfer::is_guid;
 
 /// Bound on each keeper CDP call.
@@ -169,14 +168,7 @@ pub async fn keep(
 ) -> Result<tokio::task::JoinHandle<()>, AfError> {
     crate::fsutil::create_private_dir_all(dir)?;
     registry.reset(dir);
-    let url = url::Url::parse(browser_ws_url)
-        .map_err(|e| AfError::invalid(format!("browser socket URL: {e}")))?;
-    let endpoint = Endpoint::Tcp {
-        tls: false,
-        host: url.host_str().unwrap_or("127.0.0.1").to_string(),
-        port: url.port().unwrap_or(80),
-    };
-    let conn = CdpConnection::connect(&endpoint, url.path(), None, CALL_TIMEOUT).await?;
+    let conn = CdpConnection::connect_devtools(browser_ws_url, CALL_TIMEOUT).await?;
     let mut events = conn.subscribe(None);
     // `<profile>/downloads` → `<profile>`, where the index lives.
     let profile_dir = dir.parent().map(Path::to_path_buf);

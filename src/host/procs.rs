@@ -128,12 +128,7 @@ impl GroupChild {
             sleep(Duration::from_millis(25)).await;
         }
         if self.alive() {
-            signal_group(self.pid, Signal::SIGKILL);
-            let _ = timeout(AFTER_KILL, self.child.wait()).await;
-            let deadline = Instant::now() + AFTER_KILL;
-            while Instant::now() < deadline && group_alive(self.pid) {
-                sleep(Duration::from_millis(20)).await;
-            }
+            kill_group_and_wait(self.pid, &mut self.child).await;
         }
         self.stopped = true;
     }
@@ -148,6 +143,17 @@ impl Drop for GroupChild {
 }
 
 /// Send `signal` to every process in group `pgid`; a group that is already gone is fine.
+/// SIGKILL the whole group led by `child` and wait (bounded) until the leader is reaped and
+/// no member is left.
+pub(crate) async fn kill_group_and_wait(pgid: u32, child: &mut Child) {
+    signal_group(pgid, Signal::SIGKILL);
+    let _ = timeout(AFTER_KILL, child.wait()).await;
+    let deadline = Instant::now() + AFTER_KILL;
+    while Instant::now() < deadline && group_alive(pgid) {
+        sleep(Duration::from_millis(5)).await;
+    }
+}
+
 pub(crate) fn signal_group(pgid: u32, signal: Signal) {
     if let Ok(raw) = i32::try_from(pgid) {
         // ESRCH (nobody left) is the expected outcome late in a shutdown.

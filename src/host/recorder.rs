@@ -11,7 +11,6 @@ use crate::error::AfError;
 use crate::host::log::{log, Level};
 use crate::host::recent_requests::RecentRequests;
 use crate::sdk::cdp::CdpConnection;
-use crate::sdk::endpoint::Endpoint;
 
 /// Bound on each recorder CDP call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -34,14 +33,7 @@ pub fn spawn(browser_ws_url: &str, store: Arc<RecentRequests>) -> tokio::task::J
 }
 
 async fn record(browser_ws_url: &str, store: Arc<RecentRequests>) -> Result<(), AfError> {
-    let url = url::Url::parse(browser_ws_url)
-        .map_err(|e| AfError::invalid(format!("browser socket URL: {e}")))?;
-    let endpoint = Endpoint::Tcp {
-        tls: false,
-        host: url.host_str().unwrap_or("127.0.0.1").to_string(),
-        port: url.port().unwrap_or(80),
-    };
-    let conn = Arc::new(CdpConnection::connect(&endpoint, url.path(), None, CALL_TIMEOUT).await?);
+    let conn = CdpConnection::connect_devtools(browser_ws_url, CALL_TIMEOUT).await?;
     let mut events = conn.subscribe_all();
     // Not waiting for the debugger: a fetch's tab must never stall on the recorder. The first
     // requests of a target that starts loading at once may be missed; fetch tabs open blank.

@@ -194,22 +194,11 @@ async fn relaunch_browser(s: &mut Supervised, view: &Arc<LiveView>) -> Result<()
 /// flushes cookies and storage to disk), then the signals of [`RunningBrowser::shutdown`].
 async fn stop_browser(b: &mut RunningBrowser) {
     let quick = Duration::from_secs(2);
-    if let Ok(url) = url::Url::parse(&b.ws_url) {
-        if let (Some(host), Some(port)) = (url.host_str(), url.port()) {
-            let ep = crate::sdk::endpoint::Endpoint::Tcp {
-                tls: false,
-                host: host.to_string(),
-                port,
-            };
-            if let Ok(conn) =
-                crate::sdk::cdp::CdpConnection::connect(&ep, url.path(), None, quick).await
-            {
-                let _ = conn.call(None, "Browser.close", json!({}), quick).await;
-                let deadline = Instant::now() + quick;
-                while Instant::now() < deadline && !b.has_exited() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
+    if let Ok(conn) = crate::sdk::cdp::CdpConnection::connect_devtools(&b.ws_url, quick).await {
+        let _ = conn.call(None, "Browser.close", json!({}), quick).await;
+        let deadline = Instant::now() + quick;
+        while Instant::now() < deadline && !b.has_exited() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
     b.shutdown(BROWSER_GRACE).await;

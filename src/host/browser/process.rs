@@ -13,7 +13,7 @@ use crate::profile::Backend;
 
 use super::args::{camoufox_command, chromium_args, lightpanda_command};
 use super::{browser_env, find_executable, LaunchOptions};
-use crate::host::procs::{group_alive, signal_group, spawn_isolated};
+use crate::host::procs::{group_alive, kill_group_and_wait, signal_group, spawn_isolated};
 use crate::host::stderr::{drain, Tail};
 
 /// How often a port-polled backend's `/json/version` is tried during startup.
@@ -66,12 +66,7 @@ impl RunningBrowser {
             sleep(Duration::from_millis(50)).await;
         }
         if !self.all_gone() {
-            signal_group(self.pid, Signal::SIGKILL);
-            let _ = timeout(AFTER_KILL, self.child.wait()).await;
-            let deadline = Instant::now() + AFTER_KILL;
-            while Instant::now() < deadline && group_alive(self.pid) {
-                sleep(Duration::from_millis(20)).await;
-            }
+            kill_group_and_wait(self.pid, &mut self.child).await;
         }
         self.stopped = true;
     }
@@ -82,12 +77,7 @@ impl RunningBrowser {
         if self.stopped {
             return;
         }
-        signal_group(self.pid, Signal::SIGKILL);
-        let _ = timeout(AFTER_KILL, self.child.wait()).await;
-        let deadline = Instant::now() + AFTER_KILL;
-        while Instant::now() < deadline && group_alive(self.pid) {
-            sleep(Duration::from_millis(5)).await;
-        }
+        kill_group_and_wait(self.pid, &mut self.child).await;
         self.stopped = true;
     }
 

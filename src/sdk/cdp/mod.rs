@@ -83,6 +83,27 @@ impl std::fmt::Debug for CdpConnection {
 }
 
 impl CdpConnection {
+    /// Connect to a browser's own DevTools socket, `ws://127.0.0.1:PORT/devtools/browser/…`
+    /// (what a host says to the browser it launched; no token, plain loopback).
+    pub async fn connect_devtools(
+        ws_url: &str,
+        timeout: Duration,
+    ) -> Result<Arc<CdpConnection>, AfError> {
+        let url = url::Url::parse(ws_url)
+            .map_err(|e| AfError::invalid(format!("browser socket URL {ws_url:?}: {e}")))?;
+        let (Some(host), Some(port)) = (url.host_str(), url.port()) else {
+            return Err(AfError::invalid(format!(
+                "browser socket URL {ws_url:?} has no host and port"
+            )));
+        };
+        let endpoint = Endpoint::Tcp {
+            tls: false,
+            host: host.to_string(),
+            port,
+        };
+        CdpConnection::connect(&endpoint, url.path(), None, timeout).await
+    }
+
     /// Connect to `endpoint` (path `/cdp`, or a full ws URL given in `ws_url`).
     pub async fn connect(
         endpoint: &Endpoint,
