@@ -29,6 +29,7 @@ fn hostile_vectors() {
     let a_file = fx.path().join("regular-file");
     std::fs::write(&a_file, "x").unwrap();
     let long_url = format!("http://127.0.0.1/{}", "a".repeat(10 * 1024));
+    let long_site = format!("http://{}.example/", "a".repeat(70));
     let long_header = format!("X-Big: {}", "v".repeat(20 * 1024));
     let a_file_s = a_file.to_str().unwrap().to_string();
     let u = url.as_str();
@@ -118,6 +119,25 @@ fn hostile_vectors() {
         (
             vec!["fetch", u, "--backoff-ms", "-1"],
             "invalid_argument",
+            1,
+        ),
+        (
+            vec!["fetch", u, "--takeover", "--render", "none"],
+            "invalid_argument",
+            1,
+        ),
+        // No endpoint and no installed container: nothing to hand a tab to.
+        (vec!["fetch", u, "--takeover"], "takeover_unavailable", 1),
+        // A site name too long to be a profile name must be named explicitly.
+        (
+            vec![
+                "fetch",
+                &long_site,
+                "--takeover",
+                "--endpoint-url",
+                "http://127.0.0.1:9",
+            ],
+            "profile_invalid_name",
             1,
         ),
         (

@@ -14,10 +14,10 @@ use crate::host_cli::HostProc;
 use crate::support::routes_takeover::BLOCK_RGB;
 use crate::support::{Fixture, FixtureServer};
 
-const TOKEN: &str = "takeover-long-token";
+pub(crate) const TOKEN: &str = "takeover-long-token";
 
 /// One HTTP/1.1 exchange on loopback: status and the raw head.
-fn http(
+pub(crate) fn http(
     port: u16,
     method: &str,
     path: &str,
@@ -43,11 +43,11 @@ fn http(
     (status, out)
 }
 
-fn port_of(endpoint: &str) -> u16 {
+pub(crate) fn port_of(endpoint: &str) -> u16 {
     endpoint.rsplit(':').next().unwrap().parse().unwrap()
 }
 
-fn health(port: u16) -> Value {
+pub(crate) fn health(port: u16) -> Value {
     let (_, raw) = http(
         port,
         "GET",
@@ -101,7 +101,7 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
+pub(crate) fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
     let t = Instant::now();
     while !f() {
         assert!(t.elapsed() < bound, "timed out waiting for {what}");
@@ -373,6 +373,14 @@ fn panel_without_a_provider_is_takeover_unavailable() {
         .args(["panel", "--endpoint-url", &ep])
         .run()
         .error("unauthorized", 1);
+    // `fetch --takeover` refuses before it switches the host's profile.
+    let refused = fx
+        .cmd()
+        .args(["fetch", "http://127.0.0.1:9/x", "--takeover"])
+        .args(["--endpoint-url", &ep, "--token-secret", TOKEN])
+        .run();
+    refused.error("takeover_unavailable", 1);
+    assert!(!fx.data.join("afhttp/profiles/chromium/127.0.0.1").exists());
     let port = port_of(&ep);
     assert_eq!(http(port, "GET", "/takeover/panel", &[], "").0, 401);
     assert_eq!(host.terminate().0, 0);

@@ -24,4 +24,5 @@ mod observation;
 mod profile;
 mod skill;
 mod takeover;
+mod takeover_fetch;
 mod transfer;

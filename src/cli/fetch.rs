@@ -43,7 +43,8 @@ pub struct FetchArgs {
     /// Browser tab to use: `new` (closed afterwards) or an existing tab id.
     #[arg(long, value_name = "new|ID")]
     pub tab: Option<String>,
-    /// Prepare the tab for human takeover (needs a takeover-ready host).
+    /// Human takeover: use the URL's site profile, keep the tab, and when a wall is in the
+    /// way return next_action with a takeover_url and a re-fetch command (needs a takeover host).
     #[arg(long)]
     pub takeover: bool,
     /// Persistent host profile to use for this fetch (needs a host).
@@ -160,6 +161,15 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     )?;
     // `--profile` and `--takeover` need a host: without an endpoint, use the managed local
     // container (plain fetches stay HTTP/inline, as the spec says).
+    // What a printed `recommended_command` must repeat to reach this host (never the token).
+    let mut replay_args = Vec::new();
+    if let Some(u) = &args.endpoint_url {
+        replay_args.extend(["--endpoint-url".to_string(), u.clone()]);
+    }
+    if let Some(f) = &args.token_secret_file {
+        let f = crate::fsutil::absolute(f);
+        replay_args.extend(["--token-secret-file".to_string(), f.display().to_string()]);
+    }
     let endpoint_url = match args.endpoint_url.clone() {
         Some(u) => Some(u),
         None if (args.profile.is_some() || args.takeover) && render != RenderMode::None => {
@@ -304,6 +314,7 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
             tab,
             takeover: args.takeover,
             profile: args.profile,
+            replay_args,
             evaluate_after_wait: args.evaluate_after_wait,
             network_bodies,
             network_body_max_bytes: args.network_body_max_bytes,

@@ -251,6 +251,11 @@ impl<'c> FetchBuilder<'c> {
         let name = name.into();
         self.edit(|r| r.browser.profile = Some(name))
     }
+    /// `--takeover`: keep the tab for a human; without `.profile()` the host switches to the
+    /// URL's site profile. `next_action` says when a human is needed.
+    pub fn takeover(self) -> Self {
+        self.edit(|r| r.browser.takeover = true)
+    }
     /// `--out`.
     pub fn out_dir(self, dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
@@ -267,7 +272,8 @@ impl<'c> FetchBuilder<'c> {
     }
 
     /// Run the fetch against the client's host; browser work shares the client's CDP
-    /// connection (a `.profile()` fetch opens its own, since it may switch the browser).
+    /// connection (a `.profile()` or `.takeover()` fetch opens its own, since it may switch the
+    /// browser).
     pub async fn send(self) -> Result<FetchOutcome, FetchFailure> {
         let mut req = self.req.map_err(FetchFailure::bare)?;
         let now = crate::sdk::cookies::now_unix();
@@ -280,7 +286,11 @@ impl<'c> FetchBuilder<'c> {
         }
         req.endpoint = Some(self.client.endpoint().clone());
         req.token = self.client.token().map(String::from);
-        let slot = if req.browser.profile.is_some() {
+        req.browser.replay_args = vec![
+            "--endpoint-url".into(),
+            self.client.endpoint().to_flag_value(),
+        ];
+        let slot = if req.browser.profile.is_some() || req.browser.takeover {
             BrowserSlot::default()
         } else {
             BrowserSlot::sharing(self.client.sharing_connection())

@@ -91,11 +91,27 @@ impl Endpoint {
             Endpoint::Unix(_) => "http://localhost".to_string(),
         }
     }
+
+    /// The endpoint as an `--endpoint-url` value that parses back to it.
+    pub fn to_flag_value(&self) -> String {
+        match self {
+            Endpoint::Tcp { .. } => self.http_base(),
+            Endpoint::Unix(p) => format!("unix:{}", p.display()),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_value_round_trips() {
+        for raw in ["ws://h:1", "https://[::1]:8443", "unix:/run/a.sock"] {
+            let e = Endpoint::parse(raw).unwrap();
+            assert_eq!(Endpoint::parse(&e.to_flag_value()).unwrap(), e);
+        }
+    }
 
     #[test]
     fn accepted_forms() {

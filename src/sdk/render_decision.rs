@@ -17,6 +17,8 @@ pub enum EscalationReason {
     RenderAlways,
     /// `fetch --profile NAME`: the host's browser under that profile holds the session.
     ProfileRequested(String),
+    /// `fetch --takeover`: the tab a human may take over lives in the host's browser.
+    Takeover,
     /// A requested artifact only a browser produces.
     BrowserOnlyArtifact(Artifact),
     /// The HTML is an empty application shell (detail says which facts).
@@ -33,6 +35,7 @@ impl EscalationReason {
         match self {
             EscalationReason::RenderAlways => "render_always",
             EscalationReason::ProfileRequested(_) => "profile_requested",
+            EscalationReason::Takeover => "takeover",
             EscalationReason::BrowserOnlyArtifact(_) => "browser_only_artifact",
             EscalationReason::EmptyHtmlShell(_) => "empty_html_shell",
             EscalationReason::ChallengeMarkers(_) => "challenge_markers",
@@ -45,6 +48,7 @@ impl EscalationReason {
         let detail = match self {
             EscalationReason::RenderAlways => "--render always".to_string(),
             EscalationReason::ProfileRequested(p) => format!("--profile {p}"),
+            EscalationReason::Takeover => "--takeover".to_string(),
             EscalationReason::BrowserOnlyArtifact(a) => format!("--want {}", a.as_str()),
             EscalationReason::EmptyHtmlShell(d) => d.clone(),
             EscalationReason::ChallengeMarkers(c) => format!("{}: {}", c.vendor, c.marker),

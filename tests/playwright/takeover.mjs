@@ -1,12 +1,14 @@
-// Usage: node takeover.mjs <takeover_url> <r,g,b> <text> <screenshot.png>
+// Usage: node takeover.mjs <takeover_url> <r,g,b> <text> <screenshot.png> [hold]
 // A separate, real headless Chromium (Debian's, launched here; nothing is downloaded) opens
 // afhttp's takeover URL like a human would: the handoff is traded for the cookie, noVNC
 // connects through /takeover/panel/websockify, the panel screenshot must show the host
 // browser's colour block, and a click plus keystrokes go into the host page's text field.
-// Prints one JSON line.
+// Prints one JSON line. With `hold`, it first prints {"phase":"typed"} and keeps the panel
+// connected until its stdin closes (the agent uses CDP meanwhile: multi-attach), then
+// reports whether noVNC stayed connected throughout.
 import { chromium } from "playwright-core";
 
-const [url, rgb, text, shot] = process.argv.slice(2);
+const [url, rgb, text, shot, hold] = process.argv.slice(2);
 const [r, g, b] = rgb.split(",").map(Number);
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -67,6 +69,14 @@ try {
   await page.waitForTimeout(300);
   await page.keyboard.type(text, { delay: 40 });
   await page.waitForTimeout(500);
+  if (hold === "hold") {
+    console.log(JSON.stringify({ phase: "typed" }));
+    process.stdin.resume();
+    await new Promise((resolve) => process.stdin.on("end", resolve));
+    out.still_connected = await page.evaluate(() =>
+      document.documentElement.classList.contains("noVNC_connected"),
+    );
+  }
   out.ok = true;
 } catch (e) {
   out.error = String(e && e.stack ? e.stack : e);

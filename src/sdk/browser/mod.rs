@@ -90,10 +90,15 @@ pub async fn browser_fetch(
         )
         .with_hint("raise --timeout-ms, or add --retry")),
     };
-    if !req.browser.browser_discarded_after {
+    // A takeover tab stays open for the human (and the re-fetch) unless the fetch failed.
+    let keep = req.browser.browser_discarded_after || (req.browser.takeover && result.is_ok());
+    if !keep {
         let close_started = Instant::now();
         session::close(conn, &tab).await;
         trace.timing("tab_close", ms_since(close_started));
+    } else if req.browser.takeover {
+        session::bring_to_front(conn, &tab).await;
+        session::detach(conn, &tab).await;
     }
     collector.abort();
     result

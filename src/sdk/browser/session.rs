@@ -129,19 +129,35 @@ async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration) 
 
 /// Close a tab this fetch created, or detach from one it attached to.
 pub async fn close(conn: &CdpConnection, tab: &Tab) {
-    let t = Duration::from_secs(5);
     if tab.created {
-        close_target(conn, &tab.target_id, t).await;
+        close_target(conn, &tab.target_id, Duration::from_secs(5)).await;
     } else {
-        let _ = conn
-            .send(
-                None,
-                "Target.detachFromTarget",
-                json!({"sessionId": tab.session_id}),
-                t,
-            )
-            .await;
+        detach(conn, tab).await;
     }
+}
+
+/// Make the tab the one a human sees on the display (best effort).
+pub async fn bring_to_front(conn: &CdpConnection, tab: &Tab) {
+    let _ = conn
+        .send(
+            None,
+            "Target.activateTarget",
+            json!({"targetId": tab.target_id}),
+            Duration::from_secs(5),
+        )
+        .await;
+}
+
+/// Leave the tab open but drop this fetch's session (and with it its interception).
+pub async fn detach(conn: &CdpConnection, tab: &Tab) {
+    let _ = conn
+        .send(
+            None,
+            "Target.detachFromTarget",
+            json!({"sessionId": tab.session_id}),
+            Duration::from_secs(5),
+        )
+        .await;
 }
 
 /// Start the collector: it folds every session event into the state and forwards

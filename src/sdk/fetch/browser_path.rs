@@ -11,6 +11,7 @@ use crate::sdk::client::Client;
 use crate::sdk::cookies::{Cookie, SameSite};
 use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::takeover;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::request::Artifact;
 
@@ -56,6 +57,10 @@ impl BrowserSlot {
                     .and_then(Value::as_str)
                     .map(String::from);
                 let client = Arc::new(client.with_timeout(req.timeout).with_request_id(request_id));
+                // Before the first `/cdp` connection, which switches the host's profile.
+                if req.browser.takeover {
+                    takeover::require_takeover_host(&client).await?;
+                }
                 self.client = Some(Arc::clone(&client));
                 client
             }
@@ -206,6 +211,9 @@ pub async fn attempt(
         .and_then(|t| t.get("target_id"))
         .and_then(Value::as_str)
         .map(String::from);
+    if req.browser.takeover {
+        hand_over_if_needed(slot, req, &mut outcome, trace).await?;
+    }
     let cookies = if req.cookie_jar.is_some() {
         read_browser_cookies(&conn, &outcome.final_url, req.timeout)
             .await
@@ -214,6 +222,31 @@ pub async fn attempt(
         Vec::new()
     };
     Ok((outcome, cookies))
+}
+
+/// `--takeover`: when the target was not reached, mint a takeover URL for the kept tab and
+/// say so in `next_action`; when it was, there is nothing for a human to do.
+async fn hand_over_if_needed(
+    slot: &BrowserSlot,
+    req: &FetchRequest,
+    outcome: &mut FetchOutcome,
+    trace: &mut Trace,
+) -> Result<(), AfError> {
+    let reason = takeover::not_reached(&req.url, outcome);
+    let mut facts = json!({
+        "profile": req.browser.profile,
+        "profile_source": if req.browser.profile_derived { "site" } else { "flag" },
+        "tab_id": outcome.tab_id,
+        "reason": reason,
+    });
+    outcome.next_action = None;
+    if let (Some(reason), Some(tab), Some(client)) = (reason, &outcome.tab_id, &slot.client) {
+        let next = takeover::next_action(client, req, tab, &reason).await?;
+        facts["takeover_url_expires_at_rfc3339"] = next["takeover_url_expires_at_rfc3339"].clone();
+        outcome.next_action = Some(next);
+    }
+    trace.set("takeover", facts);
+    Ok(())
 }
 
 /// Artifacts a backend family cannot produce (Lightpanda renders no pixels and reports

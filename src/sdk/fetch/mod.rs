@@ -8,6 +8,7 @@ pub mod options;
 pub mod outcome;
 pub mod outdir;
 pub mod run;
+pub mod takeover;
 pub mod takeover_hint;
 
 use std::path::PathBuf;
@@ -43,6 +44,11 @@ pub struct BrowserOptions {
     pub takeover: bool,
     /// `--profile`.
     pub profile: Option<String>,
+    /// `profile` was derived from the URL's site by `--takeover`, not given.
+    pub profile_derived: bool,
+    /// Arguments a printed `recommended_command` needs to reach the same host again (such as
+    /// `--endpoint-url URL`); never a secret.
+    pub replay_args: Vec<String>,
     /// `--evaluate-after-wait`.
     pub evaluate_after_wait: Option<String>,
     /// `--network-bodies`, when given.
@@ -71,6 +77,8 @@ impl Default for BrowserOptions {
             tab: None,
             takeover: false,
             profile: None,
+            profile_derived: false,
+            replay_args: Vec::new(),
             evaluate_after_wait: None,
             network_bodies: None,
             network_body_max_bytes: 10 * 1024 * 1024,

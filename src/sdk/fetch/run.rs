@@ -12,8 +12,8 @@ use crate::sdk::cookies::Cookie;
 use crate::sdk::fetch::browser_path::{self, BrowserSlot};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
-use crate::sdk::fetch::takeover_hint;
 use crate::sdk::fetch::FetchRequest;
+use crate::sdk::fetch::{takeover, takeover_hint};
 use crate::sdk::html;
 use crate::sdk::http::exchange::{self, CookieState};
 use crate::sdk::http::{body, client, network};
@@ -31,7 +31,7 @@ pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
 /// Run one fetch with browser work going to `slot` (e.g. one sharing an SDK client's
 /// connection).
 pub async fn fetch_with(
-    req: FetchRequest,
+    mut req: FetchRequest,
     mut slot: BrowserSlot,
 ) -> Result<FetchOutcome, FetchFailure> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
@@ -58,13 +58,24 @@ pub async fn fetch_with(
     if let Err(e) = check_browser_needs(&req) {
         return Err(fail(e, &trace));
     }
+    if req.browser.takeover && req.browser.profile.is_none() {
+        match takeover::site_profile(&req.url) {
+            Ok(p) => {
+                req.browser.profile = Some(p);
+                req.browser.profile_derived = true;
+            }
+            Err(e) => return Err(fail(e, &trace)),
+        }
+    }
     let want = req.want.clone().unwrap_or_default();
-    let mut escalated = render_decision::before_request(req.render, &want).or_else(|| {
-        req.browser
-            .profile
-            .clone()
-            .map(EscalationReason::ProfileRequested)
-    });
+    let mut escalated = render_decision::before_request(req.render, &want)
+        .or_else(|| req.browser.takeover.then_some(EscalationReason::Takeover))
+        .or_else(|| {
+            req.browser
+                .profile
+                .clone()
+                .map(EscalationReason::ProfileRequested)
+        });
     if let Some(reason) = &escalated {
         record_escalation(&mut trace, reason, &req);
     }
@@ -186,6 +197,7 @@ fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRe
         EscalationReason::RenderAlways
             | EscalationReason::BrowserOnlyArtifact(_)
             | EscalationReason::ProfileRequested(_)
+            | EscalationReason::Takeover
     );
     trace.set(
         "render",
@@ -234,12 +246,14 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
             "--tab needs --endpoint-url: an inline browser has no existing tabs",
         ));
     }
-    if b.takeover {
+    if b.takeover && req.endpoint.is_none() {
         return Err(AfError::new(
             ErrorCode::TakeoverUnavailable,
-            "--takeover needs a takeover-ready host",
+            "--takeover needs a takeover-ready host, and none was given or found",
         )
-        .with_hint("takeover support is not in this build yet"));
+        .with_hint(
+            "pass --endpoint-url of a host started with --takeover-provider, or run `afhttp container install` (fetch finds that container by itself)",
+        ));
     }
     if let Some(p) = &b.profile {
         crate::profile::ProfileName::parse(p)?;
