@@ -18,6 +18,8 @@ command -v openbox >/dev/null 2>&1 || missing+=(openbox)
 # container tests start their own dockerd on a private socket; nothing is started globally.
 command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+# compose.yaml is validated and brought up once with Debian's docker-compose.
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq

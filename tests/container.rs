@@ -1,10 +1,13 @@
 //! `afhttp container` against a real Docker engine: build, install, discovery, restart and
 //! reinstall with a persistent profile, status, logs, uninstall --purge.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::docker::{rt, Engine};
+use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
 use crate::support::{Cmd, Fixture, FixtureServer, Run};
+use crate::takeover_fetch::run_printed;
 
 fn cmd(fx: &Fixture, engine: &Engine) -> Cmd {
     fx.cmd().env("DOCKER_HOST", &engine.host)
@@ -21,7 +24,7 @@ fn free_port() -> u16 {
 fn install(fx: &Fixture, engine: &Engine, base: &str, port: u16) -> Run {
     cmd(fx, engine)
         .args(["container", "install", "--browser", "chromium"])
-        .args(["--takeover-provider", "off", "--base-image", base])
+        .args(["--takeover-provider", "novnc", "--base-image", base])
         .args(["--port", &port.to_string()])
         .run()
 }
@@ -113,7 +116,8 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         r["token_secret"], "***",
         "the token is revealed only on request"
     );
-    assert_eq!(r["takeover"]["provider"], "off");
+    assert_eq!(r["takeover"]["provider"], "novnc", "{}", run.context);
+    assert_eq!(r["takeover"]["ready"], true, "{}", run.context);
     assert_eq!(r["image_built"], true);
     eprintln!(
         "container: build_ms={} install_to_healthy_ms={}",
@@ -184,6 +188,8 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         seen(&fx).contains("keep=yes"),
         "cookie lost across a reinstall"
     );
+
+    takeover_through_discovery(&fx, &engine, &server, port);
 
     // `afhttp host` as PID 1 is a reaping init (src/host/init.rs): the browsers stopped by
     // the profile switches leave orphans, and none of them may linger as a zombie.
@@ -268,6 +274,8 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("shutting down"));
     let stopped = cmd(&fx, &engine).arg("health").run();
     stopped.error("host_unreachable", 1);
+
+    compose_up_on_the_built_image(&fx, &engine);
 
     // --purge needs --yes; then nothing is left.
     cmd(&fx, &engine)
@@ -367,4 +375,105 @@ fn unreachable_engine_is_one_json_error() {
         .run();
     let e = r.error("invalid_endpoint", 1);
     assert!(e["hint"].as_str().unwrap().contains("container install"));
+}
+
+/// `fetch --takeover` with no endpoint: the discovered container's browser meets the gate, a
+/// separate headless Chromium opens the takeover URL and sees that browser (its colour block)
+/// and types the pass phrase; the printed command, run as printed, discovers the container
+/// again and returns the content.
+fn takeover_through_discovery(fx: &Fixture, engine: &Engine, server: &FixtureServer, port: u16) {
+    let gate = server.url("/takeover-fixture/gate");
+    let first = cmd(fx, engine)
+        .args(["fetch", &gate, "--takeover", "--timeout-ms", "60000"])
+        .run();
+    let next = &first.result()["next_action"];
+    assert_eq!(next["kind"], "human_takeover", "{}", first.context);
+    let url = next["takeover_url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/takeover/panel?handoff=")),
+        "{url}"
+    );
+    let command = next["recommended_command"].as_str().unwrap().to_string();
+    assert!(
+        !command.contains("--endpoint-url"),
+        "discovery, not an endpoint: {command}"
+    );
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/playwright");
+    let (r, g, b) = BLOCK_RGB;
+    let shot = fx.path().join("container-panel.png");
+    let out = Command::new("node")
+        .current_dir(dir)
+        .args(["takeover.mjs", url, &format!("{r},{g},{b}"), GATE_PHRASE])
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(
+        v["colour_fraction"].as_f64().unwrap() > 0.1,
+        "the panel does not show the container's browser: {v}"
+    );
+    eprintln!("container: panel connect {} ms", v["connect_ms"]);
+    let again = run_printed(fx, &command, &[("DOCKER_HOST", engine.host.as_str())]);
+    assert_eq!(again["kind"], "result", "{again}");
+    assert!(again["result"]["next_action"].is_null(), "{again}");
+    let content = std::fs::read_to_string(again["result"]["content_file"].as_str().unwrap());
+    assert!(content.unwrap().contains(GATE_CONTENT), "{again}");
+}
+
+/// `compose.yaml` is valid for Debian's docker-compose and runs the image `container
+/// install` built, healthy, under its own project; then it is taken down with its volume.
+fn compose_up_on_the_built_image(fx: &Fixture, engine: &Engine) {
+    let port = free_port();
+    let token = "compose-test-token-0123456789";
+    let compose = |args: &[&str]| {
+        let out = Command::new("docker-compose")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("DOCKER_HOST", &engine.host)
+            .env("COMPOSE_PROJECT_NAME", "afhttp-compose-test")
+            .env(
+                "AFHTTP_IMAGE",
+                format!("afhttp-host:{}", env!("CARGO_PKG_VERSION")),
+            )
+            .env("AFHTTP_PORT", port.to_string())
+            .env("AFHTTP_TOKEN_SECRET", token)
+            .args(args)
+            .output()
+            .expect("docker-compose is not installed (scripts/test.sh installs it)");
+        assert!(
+            out.status.success(),
+            "docker-compose {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let config = compose(&["config"]);
+    assert!(config.contains("shm_size"), "{config}");
+    compose(&["up", "-d", "--no-build"]);
+    let endpoint = format!("ws://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = fx
+            .cmd()
+            .args([
+                "health",
+                "--endpoint-url",
+                &endpoint,
+                "--token-secret",
+                token,
+            ])
+            .run();
+        if h.status == 0 && h.event["result"]["status"] == "ok" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "compose host never healthy\n{}",
+            h.context
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    compose(&["down", "-v"]);
 }

@@ -89,6 +89,15 @@ fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
+/// The browser's main process among `root`'s descendants (no `--type=`: not a renderer).
+fn browser_pid(root: u32) -> Option<u32> {
+    descendants(root).into_iter().find(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        cmdline.contains("--user-data-dir") && !cmdline.contains("--type=")
+    })
+}
+
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
@@ -342,15 +351,63 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     );
     assert_eq!(status, 200, "the panel serves again after the restart");
 
-    // SIGTERM: exit 0 within 10 s, nothing of the tree left, the X socket gone.
+    // Then a crashed browser: degraded, ok again, and a fetch works afterwards.
+    let browser = browser_pid(host.child.id()).expect("no browser process under the host");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(browser as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_for("/health degraded", Duration::from_secs(10), || {
+        health(port)["status"] == "degraded"
+    });
+    wait_for(
+        "/health ok after the browser",
+        Duration::from_secs(40),
+        || health(port)["status"] == "ok",
+    );
+    assert_eq!(health(port)["restarts"]["browser"], 1);
+    let page = srv.url("/takeover-fixture/page");
+    let fetched = fx
+        .cmd()
+        .args([
+            "fetch",
+            &page,
+            "--render",
+            "always",
+            "--want",
+            "rendered_html",
+        ])
+        .args(auth)
+        .run();
+    assert_eq!(fetched.result()["status"], 200, "{}", fetched.context);
+
+    // SIGTERM during a fetch: exit 0 within 10 s, the fetch ends with an error event, and
+    // nothing of the tree is left.
     let tree = descendants(host.child.id());
     assert!(
         tree.len() >= 4,
         "expected browser and display processes: {tree:?}"
     );
+    let slow = srv.url("/slow?ms=20000");
+    let in_flight = fx
+        .cmd()
+        .args([
+            "fetch",
+            &slow,
+            "--render",
+            "always",
+            "--timeout-ms",
+            "60000",
+        ])
+        .args(auth)
+        .spawn();
+    std::thread::sleep(Duration::from_millis(1500));
     let (code, took) = host.terminate();
     assert_eq!(code, 0);
     assert!(took < Duration::from_secs(10), "{took:?}");
+    let ended = in_flight.finish();
+    assert_eq!(ended.event["kind"], "error", "{}", ended.context);
     std::thread::sleep(Duration::from_millis(200));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");

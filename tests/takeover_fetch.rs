@@ -16,8 +16,8 @@ use crate::support::{Fixture, FixtureServer};
 use crate::takeover::{health, port_of, wait_for, TOKEN};
 
 /// Run a printed command line through `sh`, with the binary first on PATH, in `fx`'s
-/// environment; returns the one JSON event.
-fn run_printed(fx: &Fixture, command: &str) -> Value {
+/// environment plus `env`; returns the one JSON event.
+pub(crate) fn run_printed(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> Value {
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_afhttp"))
         .parent()
         .unwrap()
@@ -34,6 +34,7 @@ fn run_printed(fx: &Fixture, command: &str) -> Value {
         .env("HOME", &fx.home)
         .env("XDG_DATA_HOME", &fx.data)
         .env("TMPDIR", &fx.tmp)
+        .envs(env.iter().copied())
         .current_dir(fx.path())
         .stdin(Stdio::null())
         .output()
@@ -188,7 +189,7 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
 
     // 4. The recommended command, run as printed, reaches the content on the same tab.
     let started = Instant::now();
-    let again = run_printed(&fx, &command);
+    let again = run_printed(&fx, &command, &[]);
     assert_eq!(again["kind"], "result", "{again}");
     let r = &again["result"];
     assert!(r["next_action"].is_null(), "{again}");

@@ -1,4 +1,5 @@
 // Usage: node takeover.mjs <takeover_url> <r,g,b> <text> <screenshot.png> [hold]
+//        node takeover.mjs <takeover_url> - (connect only: bench/takeover.py times it)
 // A separate, real headless Chromium (Debian's, launched here; nothing is downloaded) opens
 // afhttp's takeover URL like a human would: the handoff is traded for the cookie, noVNC
 // connects through /takeover/panel/websockify, the panel screenshot must show the host
@@ -9,7 +10,7 @@
 import { chromium } from "playwright-core";
 
 const [url, rgb, text, shot, hold] = process.argv.slice(2);
-const [r, g, b] = rgb.split(",").map(Number);
+const [r, g, b] = rgb === "-" ? [0, 0, 0] : rgb.split(",").map(Number);
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: ["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
@@ -27,6 +28,18 @@ try {
   out.connect_ms = Date.now() - t0;
   const cookies = await context.cookies();
   out.cookie = cookies.find((c) => c.name === "afhttp_takeover") ?? null;
+  if (rgb !== "-") await checkAndType(page);
+  out.ok = true;
+} catch (e) {
+  out.error = String(e && e.stack ? e.stack : e);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
+
+// The panel shows the host page's block, and a click plus keystrokes reach its field.
+async function checkAndType(page) {
+  const t0 = Date.now();
 
   // Count pixels of the block's colour in a real screenshot of the panel (decoded by the
   // page itself), polling until the framebuffer has arrived.
@@ -77,10 +90,4 @@ try {
       document.documentElement.classList.contains("noVNC_connected"),
     );
   }
-  out.ok = true;
-} catch (e) {
-  out.error = String(e && e.stack ? e.stack : e);
-} finally {
-  await browser.close();
 }
-console.log(JSON.stringify(out));

@@ -101,14 +101,44 @@ impl Cmd {
         self
     }
 
+    /// Start it in the background; [`Running::finish`] waits and parses like [`Cmd::run`].
+    pub fn spawn(mut self) -> Running {
+        self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        Running {
+            child: self.cmd.spawn().unwrap(),
+            argv: self.argv,
+        }
+    }
+
     /// Run it and parse its stdout, which must be exactly one JSON line (unless `--help`).
     pub fn run(mut self) -> Run {
         let out = self.cmd.output().unwrap();
+        Run::parse(out, &self.argv)
+    }
+}
+
+/// A run of the binary in the background.
+pub struct Running {
+    /// The process.
+    pub child: std::process::Child,
+    argv: Vec<String>,
+}
+
+impl Running {
+    /// Wait for it to exit and parse its output.
+    pub fn finish(self) -> Run {
+        let out = self.child.wait_with_output().unwrap();
+        Run::parse(out, &self.argv)
+    }
+}
+
+impl Run {
+    fn parse(out: std::process::Output, argv: &[String]) -> Run {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let context = format!(
             "argv: afhttp {:?}\nstatus: {:?}\nstdout: {stdout}\nstderr: {stderr}",
-            self.argv, out.status
+            argv, out.status
         );
         let lines: Vec<&str> = stdout.lines().collect();
         let event = if lines.len() == 1 {

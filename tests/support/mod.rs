@@ -14,7 +14,7 @@ pub mod server;
 pub mod socks;
 pub mod tls;
 
-pub use cmd::{Cmd, Fixture, Run};
+pub use cmd::{Cmd, Fixture, Run, Running};
 pub use proxy::HttpProxy;
 pub use server::{FixtureServer, RecordedRequest};
 pub use socks::Socks5Proxy;
