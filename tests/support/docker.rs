@@ -231,11 +231,10 @@ impl Drop for Engine {
 }
 
 async fn import(docker: &Docker, name: &str, tar: Vec<u8>) {
-    let (repo, tag) = name.split_once(':').unwrap();
+    // `repo` carries the tag: Docker accepts both forms, Podman's compat API only this one.
     let options = CreateImageOptions {
         from_src: Some("-".into()),
-        repo: Some(repo.into()),
-        tag: Some(tag.into()),
+        repo: Some(name.into()),
         ..Default::default()
     };
     let mut s = docker.create_image(Some(options), Some(bollard::body_full(tar.into())), None);
