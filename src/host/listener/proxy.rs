@@ -75,7 +75,11 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, true).await;
+    let tag = ClientTag {
+        request_id,
+        gate_tabs: true,
+    };
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, tag).await;
     drop(switching);
     response
 }
@@ -106,7 +110,10 @@ pub(crate) async fn cdp_page(
         upgrade,
         &format!("ws://{authority}/devtools/page/{id}"),
         slot,
-        false,
+        ClientTag {
+            request_id: None,
+            gate_tabs: false,
+        },
     )
     .await
 }
@@ -147,15 +154,21 @@ pub fn valid_target_id(id: &str) -> bool {
         && id != ".."
 }
 
+/// What a spliced client is: its fetch's request id (for the logs) and whether the
+/// `--max-tabs` gate applies to its frames.
+struct ClientTag {
+    request_id: Option<String>,
+    gate_tabs: bool,
+}
+
 /// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
-/// `slot` is held until the splice ends; `gate_tabs` applies the `--max-tabs` gate to the
-/// client's frames.
+/// `slot` is held until the splice ends.
 async fn splice_to(
     state: &Arc<ListenerState>,
     upgrade: WebSocketUpgrade,
     url: &str,
     slot: super::caps::Slot,
-    gate_tabs: bool,
+    tag: ClientTag,
 ) -> Response {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
@@ -172,7 +185,8 @@ async fn splice_to(
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |client| async move {
-            if gate_tabs {
+            let attached = std::time::Instant::now();
+            if tag.gate_tabs {
                 let (client_tx, client_rx) = client.split();
                 let gated = client_rx.then(move |message| {
                     let state = state.clone();
@@ -191,6 +205,16 @@ async fn splice_to(
             }
             drop(guard);
             drop(slot);
+            if let Some(id) = tag.request_id {
+                crate::host::log::log(
+                    crate::host::log::Level::Info,
+                    "cdp client detached",
+                    serde_json::json!({
+                        "request_id": id,
+                        "duration_ms": attached.elapsed().as_millis() as u64,
+                    }),
+                );
+            }
         })
 }
 
