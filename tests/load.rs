@@ -38,7 +38,7 @@ fn a_full_client_cap_answers_host_busy_and_nothing_hangs() {
     assert_eq!(caps.result()["limits"]["max_tabs"], 32, "{}", caps.context);
 
     // Four at once against a cap of two: the slow page keeps the first two in flight.
-    let url = srv.url("/slow?ms=4000");
+    let url = srv.url("/slow?ms=6000");
     let started = Instant::now();
     let runs: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)
