@@ -137,8 +137,8 @@ def main():
             parallel()
         time.sleep(1)
         host_200, browser_200 = rss_kib(host.pid), group_rss_kib(browser_pid)
-        scaling = {w: sweep(w) for w in SWEEP}
         fetches = n[0]
+        scaling = {w: sweep(w) for w in SWEEP}
     finally:
         host.terminate()
         host.wait(timeout=15)
