@@ -75,11 +75,7 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    let tag = ClientTag {
-        request_id,
-        gate_tabs: true,
-    };
-    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, tag).await;
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, request_id).await;
     drop(switching);
     response
 }
@@ -104,16 +100,12 @@ pub(crate) async fn cdp_page(
         .split_once("://")
         .map_or(upstream.http_base.as_str(), |(_, a)| a)
         .trim_end_matches('/');
-    // A page socket cannot create targets through the browser target, so no tab gate.
     splice_to(
         &state,
         upgrade,
         &format!("ws://{authority}/devtools/page/{id}"),
         slot,
-        ClientTag {
-            request_id: None,
-            gate_tabs: false,
-        },
+        None,
     )
     .await
 }
@@ -154,21 +146,15 @@ pub fn valid_target_id(id: &str) -> bool {
         && id != ".."
 }
 
-/// What a spliced client is: its fetch's request id (for the logs) and whether the
-/// `--max-tabs` gate applies to its frames.
-struct ClientTag {
-    request_id: Option<String>,
-    gate_tabs: bool,
-}
-
 /// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
-/// `slot` is held until the splice ends.
+/// `slot` is held until the splice ends; the client's frames pass the `--max-tabs` gate (a
+/// page socket can call `Target.createTarget` too); `request_id` tags the end in the logs.
 async fn splice_to(
     state: &Arc<ListenerState>,
     upgrade: WebSocketUpgrade,
     url: &str,
     slot: super::caps::Slot,
-    tag: ClientTag,
+    request_id: Option<String>,
 ) -> Response {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
@@ -186,26 +172,22 @@ async fn splice_to(
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |client| async move {
             let attached = std::time::Instant::now();
-            if tag.gate_tabs {
-                let (client_tx, client_rx) = client.split();
-                let gated = client_rx.then(move |message| {
-                    let state = state.clone();
-                    async move {
-                        match message {
-                            Ok(ws::Message::Text(text)) => {
-                                Ok(super::caps::gate_text(&state, text).await)
-                            }
-                            other => other,
+            let (client_tx, client_rx) = client.split();
+            let gated = client_rx.then(move |message| {
+                let state = state.clone();
+                async move {
+                    match message {
+                        Ok(ws::Message::Text(text)) => {
+                            Ok(super::caps::gate_text(&state, text).await)
                         }
+                        other => other,
                     }
-                });
-                splice_halves(client_tx, Box::pin(gated), upstream, disconnected).await;
-            } else {
-                splice(client, upstream, disconnected).await;
-            }
+                }
+            });
+            splice_halves(client_tx, Box::pin(gated), upstream, disconnected).await;
             drop(guard);
             drop(slot);
-            if let Some(id) = tag.request_id {
+            if let Some(id) = request_id {
                 crate::host::log::log(
                     crate::host::log::Level::Info,
                     "cdp client detached",
