@@ -294,3 +294,36 @@ fn refusal_code(body: Option<&[u8]>) -> Option<&'static str> {
         .map(|c| c.as_str())
         .find(|known| *known == code)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_renamed_create_target_reads_as_host_busy() {
+        let refused = CallError::Protocol {
+            code: -32601,
+            message: format!("'{HOST_BUSY_METHOD}' wasn't found"),
+        };
+        let e = refused.into_af("Target.createTarget");
+        assert_eq!(e.code, ErrorCode::HostBusy);
+        assert!(e.retryable());
+        let unknown = CallError::Protocol {
+            code: -32601,
+            message: "'Nope.nope' wasn't found".into(),
+        };
+        assert_eq!(
+            unknown.into_af("Nope.nope").code,
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn refusal_bodies_are_read_by_their_stable_code() {
+        let busy = br#"{"code":"host_busy","message":"full"}"#;
+        assert_eq!(refusal_code(Some(busy)), Some("host_busy"));
+        assert_eq!(refusal_code(Some(br#"{"code":"made_up"}"#)), None);
+        assert_eq!(refusal_code(Some(b"<html>")), None);
+        assert_eq!(refusal_code(None), None);
+    }
+}
