@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as http_bench  # noqa: E402  (shared fixture server)
@@ -85,6 +86,8 @@ def main():
         host.wait(timeout=15)
         srv.shutdown()
     summary = (f"## Observation and content capture vs DOM size (issue: deep capture)\n\n"
+               f"Measured once, {time.strftime('%Y-%m-%d', time.gmtime())}, on a 2-core machine shared with other "
+               "work (noisy: read the growth, not the digits). "
                f"Capture phase, median of {RUNS} warm fetches per cell (`trace.timings_ms.capture`, ms; "
                "in brackets: above the `rendered_html` baseline of the same run). Observation is bounded "
                "by its scan cap (2,000 elements); content walks the whole page.\n\n"

@@ -58,9 +58,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(chunk[:n])
                 sent += n
             return
-        body, ctype = PAGES.get(self.path, (b"not found", "text/plain"))
+        # An entry is (body, content type[, extra headers dict]).
+        body, ctype, *extra = PAGES.get(self.path, (b"not found", "text/plain"))
         self.send_response(200 if self.path in PAGES else 404)
         self.send_header("Content-Type", ctype)
+        for name, value in (extra[0] if extra else {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -121,12 +124,16 @@ def write_doc():
     """docs/benchmarks.md = header + the latest summary of each benchmark script."""
     header = ("# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py` for the HTTP path, "
               "`bench/run_browser.py` for the browser path, `bench/run_concurrency.py` for parallel fetches and "
-              "host memory, `bench/observation_growth.py` for capture vs DOM size, `bench/takeover.py` for the takeover display), except the container section, "
+              "host memory, `bench/observation_growth.py` for capture vs DOM size, `bench/soak.py` for the long soak, "
+              "`bench/takeover.py` for the takeover display, `bench/fuzz.sh` for fuzzing), except the container section, "
               "which comes from the container test runs; raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
     parts = [header]
-    for name in ("summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
-                 "summary-takeover.md", "summary-container.md"):
+    # Known sections first, in reading order; any other summary after them.
+    order = ["summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
+             "summary-soak.md", "summary-takeover.md", "summary-fuzz.md", "summary-container.md"]
+    found = sorted(n for n in os.listdir(os.path.join(ROOT, "bench")) if n.startswith("summary-") and n.endswith(".md"))
+    for name in [n for n in order if n in found] + [n for n in found if n not in order]:
         path = os.path.join(ROOT, "bench", name)
         if os.path.exists(path):
             with open(path) as f:

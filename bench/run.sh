@@ -13,5 +13,6 @@ python3 -c 'import websockets' >/dev/null 2>&1 || python3 -m pip install -q webs
 python3 bench/run.py "$@"
 python3 bench/run_browser.py "$@"
 python3 bench/run_concurrency.py "$@"
+python3 bench/soak.py "$@"
 python3 bench/observation_growth.py "$@"
 exec python3 bench/takeover.py "$@"

@@ -8,6 +8,8 @@ measured in the same run:
    (target: >= 4x on 2 cores).
 2. Memory: the host process's RSS after 200 fetches vs after 20 (target: within 10%), with
    the browser's process tree reported beside it.
+3. Scaling: 16 fetches with 1, 2, 4 and 8 workers: throughput (fetches/s) and the peak RSS of
+   the host and of the browser's process group while they run (sampled every 200 ms).
 
 BENCH_ROUNDS (default 3) sets how many sequential/parallel rounds alternate.
 """
@@ -28,6 +30,8 @@ ROOT = http_bench.ROOT
 BIN = http_bench.BIN
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 PARALLEL = 8
+SWEEP = (1, 2, 4, 8)
+SWEEP_FETCHES = 16
 
 
 def rss_kib(pid):
@@ -84,6 +88,39 @@ def main():
             th.join()
         return time.perf_counter() - t
 
+    def sweep(workers):
+        """SWEEP_FETCHES fetches over `workers` threads: (fetches/s, peak host KiB, peak browser KiB)."""
+        left = [SWEEP_FETCHES]
+        peak = [0, 0]
+        done = threading.Event()
+
+        def sampler():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_kib(host.pid))
+                peak[1] = max(peak[1], group_rss_kib(browser_pid))
+                time.sleep(0.2)
+
+        def worker():
+            while True:
+                with lock:
+                    if left[0] == 0:
+                        return
+                    left[0] -= 1
+                fetch()
+
+        watcher = threading.Thread(target=sampler)
+        watcher.start()
+        t = time.perf_counter()
+        threads = [threading.Thread(target=worker) for _ in range(workers)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        wall = time.perf_counter() - t
+        done.set()
+        watcher.join()
+        return SWEEP_FETCHES / wall, peak[0], peak[1]
+
     try:
         for _ in range(2):
             fetch()
@@ -101,6 +138,7 @@ def main():
         time.sleep(1)
         host_200, browser_200 = rss_kib(host.pid), group_rss_kib(browser_pid)
         fetches = n[0]
+        scaling = {w: sweep(w) for w in SWEEP}
     finally:
         host.terminate()
         host.wait(timeout=15)
@@ -123,6 +161,9 @@ def main():
     def verdict(ok):
         return "met" if ok else "NOT met"
 
+    one = scaling[1][0]
+    scaling_rows = "\n".join(f"| {w} | {fps:.2f} | {fps / one:.2f}x | {h / 1024:.1f} | {b / 1024:.1f} |"
+                             for w, (fps, h, b) in scaling.items())
     summary = f"""## Parallel fetches and host memory (issue: deep capture)
 
 Measured {stamp} on {platform.node()} ({os.cpu_count()} cores), Debian Chromium, one warm `afhttp host`,
@@ -138,6 +179,13 @@ page with rendered_html, text, screenshot, network, console and observation.
 | --- | --- | --- |
 | 20 fetches | {host_20 / 1024:.1f} | {browser_20 / 1024:.1f} |
 | {fetches} fetches | {host_200 / 1024:.1f} | {browser_200 / 1024:.1f} |
+
+Scaling with concurrency, measured once (a noisy shared machine: read the trend, not the digits):
+{SWEEP_FETCHES} fetches per row, the same SPA fetch.
+
+| parallel fetches | fetches/s | vs 1 | peak host RSS (MiB) | peak browser group RSS (MiB) |
+| --- | --- | --- | --- | --- |
+{scaling_rows}
 
 | Target | Measured | Verdict |
 | --- | --- | --- |

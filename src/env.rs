@@ -42,6 +42,10 @@ pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
 pub const PROFILE_SWITCH_WAIT_MS: &str = "AFHTTP_PROFILE_SWITCH_WAIT_MS";
 /// `afhttp host --upload-max-bytes`.
 pub const UPLOAD_MAX_BYTES: &str = "AFHTTP_UPLOAD_MAX_BYTES";
+/// `afhttp host --max-clients`.
+pub const MAX_CLIENTS: &str = "AFHTTP_MAX_CLIENTS";
+/// `afhttp host --max-tabs`.
+pub const MAX_TABS: &str = "AFHTTP_MAX_TABS";
 /// `afhttp host --takeover-provider`.
 pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
 /// `afhttp host --takeover-quality-percent`.

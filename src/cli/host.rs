@@ -17,6 +17,8 @@ const MAX_RECENT_REQUESTS: u64 = 100_000;
 const MAX_UPLOAD_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 /// Largest `--profile-switch-wait-ms` (ten minutes).
 const MAX_SWITCH_WAIT_MS: u64 = 600_000;
+/// Upper bound of `--max-clients` and `--max-tabs` (far beyond what one browser sustains).
+const MAX_CAP: usize = 4096;
 
 /// Turn flags into validated options.
 pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
@@ -102,6 +104,18 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         )));
     }
     opts.upload_max_bytes = args.upload_max_bytes;
+    for (flag, value) in [
+        ("--max-clients", args.max_clients),
+        ("--max-tabs", args.max_tabs),
+    ] {
+        if value == 0 || value > MAX_CAP {
+            return Err(AfError::invalid(format!(
+                "{flag} {value} must be between 1 and {MAX_CAP}"
+            )));
+        }
+    }
+    opts.max_clients = args.max_clients;
+    opts.max_tabs = args.max_tabs;
     opts.startup_timeout = Duration::from_secs(30);
     opts.takeover = takeover;
     opts.takeover_quality_percent = args.takeover_quality_percent;

@@ -67,4 +67,12 @@ pub struct HostArgs {
     /// Largest file a driver may upload (`afhttp upload`), in bytes. 1 to 10737418240.
     #[arg(long, value_name = "BYTES", env = env::UPLOAD_MAX_BYTES, default_value_t = crate::host::listener::transfer::DEFAULT_UPLOAD_MAX_BYTES)]
     pub upload_max_bytes: u64,
+    /// Most CDP clients (in-flight fetches, `afhttp cdp`/`tabs` sessions) at once; one more
+    /// is refused with `host_busy` (retryable). 1 to 4096.
+    #[arg(long, value_name = "N", env = env::MAX_CLIENTS, default_value_t = crate::host::listener::config::DEFAULT_MAX_CLIENTS)]
+    pub max_clients: usize,
+    /// Most open tabs at once; creating one more is refused with `host_busy` (retryable).
+    /// 1 to 4096.
+    #[arg(long, value_name = "N", env = env::MAX_TABS, default_value_t = crate::host::listener::config::DEFAULT_MAX_TABS)]
+    pub max_tabs: usize,
 }

@@ -32,7 +32,8 @@ pub enum ProfileCommand {
     Cookies(NameArgs),
     /// Delete an unlocked persistent profile.
     Delete(DeleteArgs),
-    /// Delete unlocked persistent profiles not used for a while.
+    /// Delete unlocked persistent profiles not used for a while; with --downloads/--outputs,
+    /// remove old captured downloads and default fetch output directories instead.
     Prune(PruneArgs),
 }
 
@@ -70,8 +71,21 @@ pub struct DeleteArgs {
 #[derive(Debug, Args)]
 pub struct PruneArgs {
     /// Age threshold by last use: a whole number and a unit, e.g. 30d, 12h, 90m (also s, w).
+    /// Required to prune whole profiles; --downloads/--outputs alone default to 7d.
     #[arg(long, value_name = "AGE", allow_hyphen_values = true)]
-    pub older_than: String,
+    pub older_than: Option<String>,
+    /// Remove files under each profile's downloads/ last modified before the age (profiles
+    /// in use included: only old files go).
+    #[arg(long)]
+    pub downloads: bool,
+    /// Remove default fetch output directories (<tmp>/afhttp-out/<request_id>/) last
+    /// modified before the age (directories given with --out are never touched).
+    #[arg(long)]
+    pub outputs: bool,
+    /// Also prune whole profiles when --downloads or --outputs is given (the default without
+    /// them).
+    #[arg(long)]
+    pub profiles: bool,
     /// Report the candidates without deleting anything.
     #[arg(long)]
     pub dry_run: bool,
@@ -277,23 +291,69 @@ fn skipped_json(s: &Skipped) -> Value {
 }
 
 fn prune(args: PruneArgs) -> Result<Value, AfError> {
-    let age = profile::parse_age(&args.older_than)?;
+    let whole_profiles = args.profiles || !(args.downloads || args.outputs);
+    let older_than = match (&args.older_than, whole_profiles) {
+        (Some(raw), _) => raw.trim().to_string(),
+        (None, false) => profile::DEFAULT_RETENTION.to_string(),
+        (None, true) => {
+            return Err(
+                AfError::invalid("--older-than is required to prune whole profiles")
+                    .with_hint("e.g. --older-than 30d, or --downloads/--outputs (default 7d)"),
+            )
+        }
+    };
+    let age = profile::parse_age(&older_than)?;
     let backend = parse_backend(args.backend.as_deref())?;
     let root = profile::profiles_root()?;
-    let outcome = profile::prune(&root, age, backend, args.dry_run)?;
-    let pruned: Vec<Value> = outcome.pruned.iter().map(candidate_json).collect();
-    let skipped: Vec<Value> = outcome.skipped.iter().map(skipped_json).collect();
-    let key = if args.dry_run {
-        "would_delete"
-    } else {
-        "deleted"
-    };
     let mut m = Map::new();
     m.insert("root".into(), json!(root));
-    m.insert("older_than".into(), json!(args.older_than.trim()));
-    m.insert("cutoff_rfc3339".into(), json!(outcome.cutoff_rfc3339));
+    m.insert("older_than".into(), json!(older_than));
     m.insert("dry_run".into(), json!(args.dry_run));
-    m.insert(key.into(), Value::Array(pruned));
-    m.insert("skipped".into(), Value::Array(skipped));
+    if whole_profiles {
+        let outcome = profile::prune(&root, age, backend, args.dry_run)?;
+        let pruned: Vec<Value> = outcome.pruned.iter().map(candidate_json).collect();
+        let skipped: Vec<Value> = outcome.skipped.iter().map(skipped_json).collect();
+        let key = if args.dry_run {
+            "would_delete"
+        } else {
+            "deleted"
+        };
+        m.insert("cutoff_rfc3339".into(), json!(outcome.cutoff_rfc3339));
+        m.insert(key.into(), Value::Array(pruned));
+        m.insert("skipped".into(), Value::Array(skipped));
+    }
+    let cutoff = profile::cutoff(age)?;
+    m.entry("cutoff_rfc3339")
+        .or_insert_with(|| json!(profile::system_rfc3339(cutoff)));
+    if args.downloads {
+        let mut all = profile::RetentionOutcome::default();
+        for dir in profile::list_profiles(&root, backend)? {
+            all.extend(profile::prune_children(
+                &dir.downloads_dir(),
+                cutoff,
+                args.dry_run,
+                false,
+            )?);
+        }
+        m.insert("downloads".into(), retention_json(all, args.dry_run));
+    }
+    if args.outputs {
+        let dir = profile::outputs_root();
+        let outcome = profile::prune_children(&dir, cutoff, args.dry_run, true)?;
+        let mut doc = retention_json(outcome, args.dry_run);
+        doc["root"] = json!(dir);
+        m.insert("outputs".into(), doc);
+    }
     Ok(Value::Object(m))
+}
+
+/// `{"removed"|"would_remove": [...], "skipped": [...], "bytes": N}`.
+fn retention_json(outcome: profile::RetentionOutcome, dry_run: bool) -> Value {
+    let key = if dry_run { "would_remove" } else { "removed" };
+    let bytes: u64 = outcome.removed.iter().map(|r| r.size_bytes).sum();
+    let mut m = Map::new();
+    m.insert(key.into(), json!(outcome.removed));
+    m.insert("skipped".into(), json!(outcome.skipped));
+    m.insert("bytes".into(), json!(bytes));
+    Value::Object(m)
 }

@@ -66,6 +66,10 @@ pub struct HostOptions {
     pub profile_switch_wait: Duration,
     /// `--upload-max-bytes`.
     pub upload_max_bytes: u64,
+    /// `--max-clients`.
+    pub max_clients: usize,
+    /// `--max-tabs`.
+    pub max_tabs: usize,
     /// `--takeover-provider` (`None`: off).
     pub takeover: Option<Provider>,
     /// `--takeover-quality-percent`.
@@ -95,6 +99,8 @@ impl HostOptions {
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
             upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
+            max_clients: listener::config::DEFAULT_MAX_CLIENTS,
+            max_tabs: listener::config::DEFAULT_MAX_TABS,
             takeover: None,
             takeover_quality_percent: 80,
         }
@@ -131,6 +137,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.allowed_hosts = opts.allowed_hosts.clone();
     config.profile_switch_wait = opts.profile_switch_wait;
     config.upload_max_bytes = opts.upload_max_bytes;
+    config.max_clients = opts.max_clients;
+    config.max_tabs = opts.max_tabs;
     config.validate()?;
     let path_env = std::env::var_os("PATH");
     let (backend, binary) = match (opts.backend, &opts.browser_bin) {

@@ -21,6 +21,7 @@ mod duration;
 mod lock;
 mod metadata;
 mod name;
+mod retention;
 mod store;
 
 pub use admin::{
@@ -36,6 +37,10 @@ pub use metadata::{
     write_metadata, MetadataReport, MetadataStatus, ProfileMetadata, METADATA_FILE, SCHEMA_VERSION,
 };
 pub use name::{Backend, ProfileName, EPHEMERAL, MAX_NAME_LEN};
+pub use retention::{
+    cutoff, outputs_root, prune_children, RemovedEntry, RetentionOutcome, SkippedEntry,
+    DEFAULT_RETENTION,
+};
 pub use store::{
     deprecated_unscoped, list_profiles, open_or_create, profiles_root, resolve, ProfileDir,
     COOKIE_JAR_FILE, DOWNLOADS_DIR,

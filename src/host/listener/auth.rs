@@ -81,6 +81,12 @@ impl ApiError {
         code: "cdp_unavailable",
         message: "the browser is not available yet; retry shortly",
     };
+    /// 503: a concurrency cap (`--max-clients`) is full; retryable.
+    pub const HOST_BUSY: ApiError = ApiError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "host_busy",
+        message: "the host is at its client cap (--max-clients); retry after a backoff",
+    };
     /// 400: a malformed request (e.g. a bad target id).
     pub const BAD_REQUEST: ApiError = ApiError {
         status: StatusCode::BAD_REQUEST,

@@ -137,7 +137,18 @@ pub struct ListenerConfig {
     pub profile_switch_wait: std::time::Duration,
     /// Largest file `POST /uploads` accepts (`--upload-max-bytes`).
     pub upload_max_bytes: u64,
+    /// Most `/cdp` and `/cdp/page/*` clients at once (`--max-clients`); one more is
+    /// `host_busy`.
+    pub max_clients: usize,
+    /// Most page targets (tabs) at once (`--max-tabs`); a `Target.createTarget` beyond it is
+    /// `host_busy`.
+    pub max_tabs: usize,
 }
+
+/// The default `--max-clients`: each in-flight fetch holds one CDP client.
+pub const DEFAULT_MAX_CLIENTS: usize = 16;
+/// The default `--max-tabs`.
+pub const DEFAULT_MAX_TABS: usize = 32;
 
 impl ListenerConfig {
     /// A tokenless loopback configuration on `listen` with health on and private.
@@ -150,6 +161,8 @@ impl ListenerConfig {
             allowed_hosts: Vec::new(),
             profile_switch_wait: std::time::Duration::from_secs(15),
             upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
+            max_clients: DEFAULT_MAX_CLIENTS,
+            max_tabs: DEFAULT_MAX_TABS,
         }
     }
 

@@ -6,6 +6,7 @@
 //! [`router`] itself).
 
 pub mod auth;
+pub mod caps;
 pub mod config;
 pub mod handoff;
 pub mod proxy;

@@ -33,6 +33,11 @@ pub(crate) async fn cdp_browser(
     axum::extract::RawQuery(query): axum::extract::RawQuery,
     upgrade: WebSocketUpgrade,
 ) -> Response {
+    // Taken before anything else so a full host answers at once, without waiting on a
+    // profile switch or the browser.
+    let Some(slot) = state.slots.try_take() else {
+        return busy(&state);
+    };
     let param = |name: &str| {
         query.as_deref().and_then(|q| {
             url::form_urlencoded::parse(q.as_bytes())
@@ -70,7 +75,7 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    let response = splice_to(&state, upgrade, &upstream.browser_ws_url).await;
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, request_id).await;
     drop(switching);
     response
 }
@@ -84,6 +89,9 @@ pub(crate) async fn cdp_page(
     if !valid_target_id(&id) {
         return ApiError::BAD_REQUEST.into_response();
     }
+    let Some(slot) = state.slots.try_take() else {
+        return busy(&state);
+    };
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
@@ -96,8 +104,20 @@ pub(crate) async fn cdp_page(
         &state,
         upgrade,
         &format!("ws://{authority}/devtools/page/{id}"),
+        slot,
+        None,
     )
     .await
+}
+
+/// The `host_busy` refusal, logged so an operator sees the cap being hit.
+fn busy(state: &ListenerState) -> Response {
+    crate::host::log::log(
+        crate::host::log::Level::Warn,
+        "client cap full: refusing a CDP client",
+        serde_json::json!({"max_clients": state.config.max_clients}),
+    );
+    ApiError::HOST_BUSY.into_response()
 }
 
 /// A refused profile switch as a JSON error with the stable code.
@@ -127,7 +147,15 @@ pub fn valid_target_id(id: &str) -> bool {
 }
 
 /// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
-async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) -> Response {
+/// `slot` is held until the splice ends; the client's frames pass the `--max-tabs` gate (a
+/// page socket can call `Target.createTarget` too); `request_id` tags the end in the logs.
+async fn splice_to(
+    state: &Arc<ListenerState>,
+    upgrade: WebSocketUpgrade,
+    url: &str,
+    slot: super::caps::Slot,
+    request_id: Option<String>,
+) -> Response {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
@@ -138,12 +166,37 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
     };
     let disconnected = state.disconnected();
     let guard = state.client_opened();
+    let state = state.clone();
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |client| async move {
-            splice(client, upstream, disconnected).await;
+            let attached = std::time::Instant::now();
+            let (client_tx, client_rx) = client.split();
+            let gated = client_rx.then(move |message| {
+                let state = state.clone();
+                async move {
+                    match message {
+                        Ok(ws::Message::Text(text)) => {
+                            Ok(super::caps::gate_text(&state, text).await)
+                        }
+                        other => other,
+                    }
+                }
+            });
+            splice_halves(client_tx, Box::pin(gated), upstream, disconnected).await;
             drop(guard);
+            drop(slot);
+            if let Some(id) = request_id {
+                crate::host::log::log(
+                    crate::host::log::Level::Info,
+                    "cdp client detached",
+                    serde_json::json!({
+                        "request_id": id,
+                        "duration_ms": attached.elapsed().as_millis() as u64,
+                    }),
+                );
+            }
         })
 }
 
@@ -152,11 +205,24 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
 pub(super) async fn splice<U>(
     client: WebSocket,
     upstream: U,
-    mut disconnected: watch::Receiver<Disconnect>,
+    disconnected: watch::Receiver<Disconnect>,
 ) where
     U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
 {
-    let (mut client_tx, client_rx) = client.split();
+    let (client_tx, client_rx) = client.split();
+    splice_halves(client_tx, client_rx, upstream, disconnected).await;
+}
+
+/// [`splice`] over a client already split (so its incoming half can be filtered).
+async fn splice_halves<CR, U>(
+    mut client_tx: futures_util::stream::SplitSink<WebSocket, ws::Message>,
+    client_rx: CR,
+    upstream: U,
+    mut disconnected: watch::Receiver<Disconnect>,
+) where
+    CR: Stream<Item = Result<ws::Message, axum::Error>> + Unpin,
+    U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
+{
     let (upstream_tx, upstream_rx) = upstream.split();
     let mut reason = None;
     pump(client_rx, &mut client_tx, upstream_rx, upstream_tx, async {

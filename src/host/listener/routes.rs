@@ -186,22 +186,11 @@ async fn health(State(state): State<Shared>, Extension(access): Extension<Access
             doc.entry(key).or_insert(value);
         }
     }
-    if let Some(tabs) = tabs_active(&state).await {
+    if let Some(tabs) = super::caps::open_pages(&state).await {
         doc.insert("tabs_active".into(), json!(tabs));
     }
     doc.insert("capabilities_url".into(), json!("/capabilities"));
     Json(Value::Object(doc)).into_response()
-}
-
-async fn tabs_active(state: &ListenerState) -> Option<usize> {
-    let upstream = state.view.upstream()?;
-    let list = fetch_json(&upstream.http_base, "/json/list").await.ok()?;
-    Some(
-        list.as_array()?
-            .iter()
-            .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
-            .count(),
-    )
 }
 
 async fn capabilities(State(state): State<Shared>) -> Response {
@@ -211,6 +200,13 @@ async fn capabilities(State(state): State<Shared>) -> Response {
         for (key, value) in caps {
             doc.entry(key).or_insert(value);
         }
+    }
+    // The caps live in the listener, so it reports them (and how full they are).
+    let limits = doc.entry("limits").or_insert_with(|| json!({}));
+    if let Value::Object(limits) = limits {
+        limits.insert("max_clients".into(), json!(state.config.max_clients));
+        limits.insert("max_tabs".into(), json!(state.config.max_tabs));
+        limits.insert("clients_in_use".into(), json!(state.slots.in_use()));
     }
     Json(Value::Object(doc)).into_response()
 }
@@ -274,7 +270,7 @@ fn strip_frontend(map: &mut Map<String, Value>) {
 }
 
 /// GET a DevTools JSON document from the browser; any failure is `cdp_unavailable`.
-async fn fetch_json(http_base: &str, path: &str) -> Result<Value, ApiError> {
+pub(super) async fn fetch_json(http_base: &str, path: &str) -> Result<Value, ApiError> {
     let endpoint = Endpoint::parse(http_base).map_err(|_| ApiError::CDP_UNAVAILABLE)?;
     host_http::request(&endpoint, "GET", path, None, None, DEVTOOLS_TIMEOUT)
         .await

@@ -110,6 +110,8 @@ pub struct ListenerState {
     pub uploads: Arc<super::transfer::UploadStore>,
     /// Takeover handoffs and sessions (in memory: a restart invalidates them).
     pub handoffs: super::handoff::HandoffStore,
+    /// CDP client slots (`--max-clients`), taken before a `/cdp` upgrade.
+    pub slots: super::caps::Slots,
 }
 
 /// A request to close every proxied WebSocket.
@@ -145,6 +147,7 @@ impl ListenerState {
         config.validate()?;
         let (disconnect, _) = watch::channel(Disconnect::default());
         let (clients, _) = watch::channel(0);
+        let slots = super::caps::Slots::new(config.max_clients);
         Ok(ListenerState {
             view,
             config,
@@ -154,6 +157,7 @@ impl ListenerState {
             switching: tokio::sync::Mutex::new(()),
             uploads: Arc::default(),
             handoffs: super::handoff::HandoffStore::default(),
+            slots,
         })
     }
 

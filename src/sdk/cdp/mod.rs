@@ -28,6 +28,11 @@ pub struct CdpEvent {
     pub session_id: Option<String>,
 }
 
+/// The method a host renames a refused `Target.createTarget` to (its tab cap is full): the
+/// browser answers it with an "unknown method" error under the caller's id, which
+/// [`CallError::into_af`] reads as `host_busy`.
+pub const HOST_BUSY_METHOD: &str = "Afhttp.hostBusy";
+
 /// Why one CDP call failed.
 #[derive(Debug, Clone)]
 pub enum CallError {
@@ -48,6 +53,13 @@ impl CallError {
     /// As a stable error: protocol errors on bad input are `invalid_argument`.
     pub fn into_af(self, method: &str) -> AfError {
         match self {
+            CallError::Protocol { message, .. } if message.contains(HOST_BUSY_METHOD) => {
+                AfError::new(
+                    ErrorCode::HostBusy,
+                    format!("{method}: the host is at its tab cap (--max-tabs)"),
+                )
+                .with_hint("retry after a backoff, or close tabs you no longer need")
+            }
             CallError::Protocol { code, message } => {
                 let code_af = if (-32602..=-32600).contains(&code) {
                     ErrorCode::InvalidArgument
@@ -255,6 +267,13 @@ fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfErr
             format!("{url} refused the token ({})", resp.status()),
         )
         .with_hint("pass --token-secret or set AFHTTP_TOKEN_SECRET"),
+        WsError::Http(resp) if refusal_code(resp.body().as_deref()) == Some("host_busy") => {
+            AfError::new(
+                ErrorCode::HostBusy,
+                format!("{url}: the host is at its client cap (--max-clients)"),
+            )
+            .with_hint("retry after a backoff")
+        }
         WsError::Http(resp) => AfError::new(
             ErrorCode::HostUnreachable,
             format!("{url} answered {} instead of a WebSocket", resp.status()),
@@ -263,5 +282,48 @@ fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfErr
             ErrorCode::HostUnreachable,
             format!("cannot open {url}: {other}"),
         ),
+    }
+}
+
+/// The stable `code` of a host's JSON refusal body, if it is one.
+fn refusal_code(body: Option<&[u8]>) -> Option<&'static str> {
+    let doc: Value = serde_json::from_slice(body?).ok()?;
+    let code = doc.get("code")?.as_str()?;
+    ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .find(|known| *known == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_renamed_create_target_reads_as_host_busy() {
+        let refused = CallError::Protocol {
+            code: -32601,
+            message: format!("'{HOST_BUSY_METHOD}' wasn't found"),
+        };
+        let e = refused.into_af("Target.createTarget");
+        assert_eq!(e.code, ErrorCode::HostBusy);
+        assert!(e.retryable());
+        let unknown = CallError::Protocol {
+            code: -32601,
+            message: "'Nope.nope' wasn't found".into(),
+        };
+        assert_eq!(
+            unknown.into_af("Nope.nope").code,
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn refusal_bodies_are_read_by_their_stable_code() {
+        let busy = br#"{"code":"host_busy","message":"full"}"#;
+        assert_eq!(refusal_code(Some(busy)), Some("host_busy"));
+        assert_eq!(refusal_code(Some(br#"{"code":"made_up"}"#)), None);
+        assert_eq!(refusal_code(Some(b"<html>")), None);
+        assert_eq!(refusal_code(None), None);
     }
 }
