@@ -12,6 +12,7 @@ pub mod proxy;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod tab_lease;
 pub mod takeover;
 pub mod transfer;
 

@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::{self as ts, Utf8Bytes};
 
 use super::auth::ApiError;
 use super::state::{Disconnect, ListenerState};
+use super::tab_lease::TabLeases;
 
 /// Largest message or frame accepted on either side (full-page screenshots are large).
 pub const MAX_MESSAGE: usize = 512 * 1024 * 1024;
@@ -70,7 +71,9 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    let response = splice_to(&state, upgrade, &upstream.browser_ws_url).await;
+    // Temporary tabs of this client are closed when it goes away, however it goes.
+    let leases = TabLeases::default();
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, Some(leases)).await;
     drop(switching);
     response
 }
@@ -96,6 +99,7 @@ pub(crate) async fn cdp_page(
         &state,
         upgrade,
         &format!("ws://{authority}/devtools/page/{id}"),
+        None,
     )
     .await
 }
@@ -127,7 +131,13 @@ pub fn valid_target_id(id: &str) -> bool {
 }
 
 /// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
-async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) -> Response {
+/// With `leases` (the browser target), the client's temporary tabs are closed after it.
+async fn splice_to(
+    state: &ListenerState,
+    upgrade: WebSocketUpgrade,
+    url: &str,
+    leases: Option<TabLeases>,
+) -> Response {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
@@ -138,13 +148,47 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
     };
     let disconnected = state.disconnected();
     let guard = state.client_opened();
+    let browser_url = url.to_string();
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |client| async move {
-            splice(client, upstream, disconnected).await;
+            match leases {
+                Some(leases) => {
+                    splice_leased(client, upstream, disconnected, &leases).await;
+                    leases.release(&browser_url).await;
+                }
+                None => splice(client, upstream, disconnected).await,
+            }
             drop(guard);
         })
+}
+
+/// [`splice`], watching the client's marked `Target.createTarget` commands and their
+/// answers (see [`super::tab_lease`]).
+async fn splice_leased<U>(
+    client: WebSocket,
+    upstream: U,
+    disconnected: watch::Receiver<Disconnect>,
+    leases: &TabLeases,
+) where
+    U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
+{
+    let (client_tx, client_rx) = client.split();
+    let (upstream_tx, upstream_rx) = upstream.split();
+    let client_rx = client_rx.map(|m| match m {
+        Ok(ws::Message::Text(text)) => match leases.outgoing(text.as_str()) {
+            Some(rewritten) => Ok(ws::Message::Text(ws::Utf8Bytes::from(rewritten))),
+            None => Ok(ws::Message::Text(text)),
+        },
+        other => other,
+    });
+    let upstream_rx = upstream_rx.inspect(|m| {
+        if let Ok(ts::Message::Text(text)) = m {
+            leases.incoming(text.as_str());
+        }
+    });
+    splice_halves(client_tx, client_rx, upstream_tx, upstream_rx, disconnected).await;
 }
 
 /// Pump both directions until either side closes or the host disconnects everyone; in
@@ -152,12 +196,28 @@ async fn splice_to(state: &ListenerState, upgrade: WebSocketUpgrade, url: &str) 
 pub(super) async fn splice<U>(
     client: WebSocket,
     upstream: U,
-    mut disconnected: watch::Receiver<Disconnect>,
+    disconnected: watch::Receiver<Disconnect>,
 ) where
     U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
 {
-    let (mut client_tx, client_rx) = client.split();
+    let (client_tx, client_rx) = client.split();
     let (upstream_tx, upstream_rx) = upstream.split();
+    splice_halves(client_tx, client_rx, upstream_tx, upstream_rx, disconnected).await;
+}
+
+/// The body of [`splice`] over already split (and possibly wrapped) halves.
+async fn splice_halves<CT, CR, UT, UR, CE, UE>(
+    mut client_tx: CT,
+    client_rx: CR,
+    upstream_tx: UT,
+    upstream_rx: UR,
+    mut disconnected: watch::Receiver<Disconnect>,
+) where
+    CT: Sink<ws::Message> + Unpin,
+    CR: Stream<Item = Result<ws::Message, CE>> + Unpin,
+    UT: Sink<ts::Message> + Unpin,
+    UR: Stream<Item = Result<ts::Message, UE>> + Unpin,
+{
     let mut reason = None;
     pump(client_rx, &mut client_tx, upstream_rx, upstream_tx, async {
         if disconnected.changed().await.is_ok() {

@@ -57,7 +57,9 @@ pub async fn open(
                 .send(
                     None,
                     "Target.createTarget",
-                    json!({"url": "about:blank"}),
+                    // Temporary: the host closes it if this driver dies before closing it
+                    // (and strips the marker before the browser sees it).
+                    json!({"url": "about:blank", "afhttpTemporary": true}),
                     timeout,
                 )
                 .await?;
