@@ -216,7 +216,8 @@ fn browser_killed_mid_fetch_is_relaunched() {
     assert_eq!(err["retryable"], true, "{event}");
     assert!(took < Duration::from_secs(20), "the fetch took {took:?}");
     eprintln!(
-        "measure: fetch failed {} ms after the browser was killed",
+        "measure: fetch failed ({}) {} ms after the browser was killed",
+        err["code"],
         took.as_millis()
     );
     let (seen, back) = watcher.join().unwrap();

@@ -341,6 +341,9 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
         "",
     );
     assert_eq!(status, 200, "the panel serves again after the restart");
+    // ... and its VNC socket works again: websockify relays the new Xvnc's RFB greeting.
+    let greeting = rfb_greeting(port, &bearer);
+    assert!(greeting.starts_with(b"RFB 003."), "{greeting:?}");
 
     // SIGTERM: exit 0 within 10 s, nothing of the tree left, the X socket gone.
     let tree = descendants(host.child.id());
@@ -354,6 +357,32 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     std::thread::sleep(Duration::from_millis(200));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
+}
+
+/// Open `/takeover/panel/websockify` with `authorization` and return the first binary
+/// message (the VNC server's protocol version).
+fn rfb_greeting(port: u16, authorization: &str) -> Vec<u8> {
+    use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
+    let mut request = format!("ws://127.0.0.1:{port}/takeover/panel/websockify")
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", authorization.parse().unwrap());
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "binary".parse().unwrap());
+    let (mut ws, _) = tungstenite::connect(request).unwrap();
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    }
+    loop {
+        match ws.read().unwrap() {
+            Message::Binary(b) => return b.to_vec(),
+            Message::Text(t) => return t.as_bytes().to_vec(),
+            _ => {}
+        }
+    }
 }
 
 #[test]

@@ -47,6 +47,10 @@ impl TabLeases {
     /// A client → browser text message: a marked `Target.createTarget` is remembered and
     /// returned without the marker; anything else is `None` (forward it unchanged).
     pub fn outgoing(&self, text: &str) -> Option<String> {
+        if text.contains("Target.closeTarget") {
+            self.forget_closed(text);
+            return None;
+        }
         if !text.contains(TEMPORARY_PARAM) {
             return None;
         }
@@ -64,6 +68,24 @@ impl TabLeases {
             self.lock().pending.insert(id);
         }
         Some(msg.to_string())
+    }
+
+    /// The client closes a target itself: nothing is left to close for it later (and the
+    /// usual fetch then ends without the host opening a connection of its own).
+    fn forget_closed(&self, text: &str) {
+        let mut inner = self.lock();
+        if inner.targets.is_empty() {
+            return;
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if msg.get("method").and_then(Value::as_str) != Some("Target.closeTarget") {
+            return;
+        }
+        if let Some(target) = msg["params"]["targetId"].as_str() {
+            inner.targets.retain(|t| t != target);
+        }
     }
 
     /// A browser → client text message: the answer to a marked `Target.createTarget` names
@@ -149,6 +171,23 @@ mod tests {
         l.incoming(r#"{"id":6,"result":{"targetId":"OTHER"}}"#);
         l.incoming(r#"{"id":7,"result":{"targetId":"ABC"}}"#);
         assert_eq!(l.take(), vec!["ABC".to_string()]);
+    }
+
+    #[test]
+    fn a_target_the_client_closed_is_forgotten() {
+        let l = TabLeases::default();
+        for (id, target) in [(1, "A"), (2, "B")] {
+            l.outgoing(&format!(
+                r#"{{"id":{id},"method":"Target.createTarget","params":{{"afhttpTemporary":true}}}}"#
+            ));
+            l.incoming(&format!(
+                r#"{{"id":{id},"result":{{"targetId":"{target}"}}}}"#
+            ));
+        }
+        assert!(l
+            .outgoing(r#"{"id":3,"method":"Target.closeTarget","params":{"targetId":"A"}}"#)
+            .is_none());
+        assert_eq!(l.take(), vec!["B".to_string()]);
     }
 
     #[test]
