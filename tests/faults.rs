@@ -3,6 +3,7 @@
 //! against the built binary and real Chromium. See docs/faults.md.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -469,15 +470,40 @@ fn profile_race_and_takeover_after_a_killed_host() {
         "{refused}"
     );
     assert_eq!(loser.wait().unwrap().code(), Some(1));
-    // SIGKILL the winner alone: its browser (own process group) is orphaned on the profile.
+    // SIGKILL the winner alone. Its browser runs in its own process group, but dies with the
+    // host (parent-death signal); the kernel drops the dead owner's flock.
     let browser = ready["result"]["browser_pid"].as_u64().unwrap() as u32;
     sigkill(winner.id() as i32);
     let _ = winner.wait();
+    let gone = wait_for(
+        "the dead host's browser to die",
+        Duration::from_secs(10),
+        || !alive(browser),
+    );
+    eprintln!(
+        "measure: browser gone {} ms after its host was SIGKILLed",
+        gone.as_millis()
+    );
     let status = fx.cmd().args(["profile", "lock-status", "race"]).run();
-    assert_eq!(
-        status.result()["locked"],
-        false,
-        "the kernel drops a dead owner's flock"
+    assert_eq!(status.result()["locked"], false, "{}", status.result());
+    // A browser still on the profile without a host (as one left by a host that could not
+    // set a parent-death signal): the next host stops it instead of failing to launch on a
+    // profile Chromium's SingletonLock says is in use.
+    let profile = fx.data.join("afhttp/profiles/chromium/race");
+    let mut stray = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--remote-debugging-port=0"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("about:blank")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        "the stray browser's SingletonLock",
+        Duration::from_secs(20),
+        || std::fs::symlink_metadata(profile.join("SingletonLock")).is_ok(),
     );
     let t = Instant::now();
     let next = HostProc::start(
@@ -486,12 +512,22 @@ fn profile_race_and_takeover_after_a_killed_host() {
         &[],
     );
     eprintln!(
-        "measure: takeover of a killed host's profile: {} ms",
+        "measure: takeover of a profile with a stray browser: {} ms",
         t.elapsed().as_millis()
     );
+    let reaped = stray.try_wait().unwrap().or_else(|| {
+        std::thread::sleep(Duration::from_millis(200));
+        stray.try_wait().unwrap()
+    });
+    if reaped.is_none() {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(stray.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
     assert!(
-        !alive(browser),
-        "the dead host's browser still runs on the profile"
+        reaped.is_some(),
+        "the stray browser still runs on the profile"
     );
     let h = health(&next.endpoint);
     assert_eq!(h["status"], "ok", "{h}");
@@ -503,5 +539,47 @@ fn profile_race_and_takeover_after_a_killed_host() {
         next.child.id(),
         "{}",
         status.result()
+    );
+}
+
+/// Live processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            alive(*pid)
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
+/// An inline `fetch --render always` killed with SIGKILL: its browser (own process group,
+/// ephemeral profile under the fetch's TMPDIR) dies with it instead of running on.
+#[test]
+fn killed_inline_fetch_leaves_no_browser() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let slow = srv.url("/slow?ms=30000");
+    let mut fetch = spawn(&fx, &["fetch", &slow, "--render", "always"]);
+    wait_for(
+        "the inline browser on the slow page",
+        Duration::from_secs(30),
+        || srv.hits("/slow") >= 1,
+    );
+    let profile_root = fx.tmp.to_str().unwrap().to_string();
+    let browsers = processes_mentioning(&profile_root);
+    assert!(!browsers.is_empty(), "no browser under {profile_root}");
+    sigkill(fetch.id() as i32);
+    let _ = fetch.wait();
+    let gone = wait_for(
+        "the orphaned browser to die",
+        Duration::from_secs(10),
+        || processes_mentioning(&profile_root).is_empty(),
+    );
+    eprintln!(
+        "measure: inline browser gone {} ms after the fetch was killed",
+        gone.as_millis()
     );
 }
