@@ -14,20 +14,7 @@ use crate::support::{Fixture, FixtureServer};
 
 /// `afhttp ARGS` in `fx`'s environment as a child whose stdout is captured.
 fn spawn(fx: &Fixture, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_afhttp"))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &fx.home)
-        .env("XDG_DATA_HOME", &fx.data)
-        .env("TMPDIR", &fx.tmp)
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .env("AFHTTP_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap()
+    fx.child_command().args(args).spawn().unwrap()
 }
 
 /// Wait (at most `bound`) for `child` to exit; its exit code and its one JSON event.

@@ -14,7 +14,7 @@ use nix::sys::signal::Signal;
 use serde_json::json;
 
 use crate::host::log::{log, Level};
-use crate::host::procs::{group_alive, parse_stat, signal_group};
+use crate::host::procs::{group_alive, parse_stat, proc_dirs, signal_group};
 
 /// How long an orphan gets to exit after SIGTERM, and after SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
@@ -51,23 +51,15 @@ fn browser_groups_on(profile_dir: &Path) -> Vec<u32> {
     let mut wanted = b"--user-data-dir=".to_vec();
     wanted.extend_from_slice(profile_dir.as_os_str().as_bytes());
     let own = nix::unistd::getpgrp().as_raw() as u32;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut groups: Vec<u32> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
+    let mut groups: Vec<u32> = proc_dirs()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|dir| {
+            std::fs::read(dir.join("cmdline"))
                 .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == wanted.as_slice()))
         })
-        .filter_map(|e| {
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        .filter_map(|dir| {
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
             let (state, pgrp) = parse_stat(&stat)?;
             (state != 'Z' && state != 'X' && pgrp != own && pgrp > 1).then_some(pgrp)
         })

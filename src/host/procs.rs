@@ -204,8 +204,24 @@ pub(crate) fn signal_group(pgid: u32, signal: Signal) {
 /// a zombie holds no resources a browser could use. Without `/proc` this falls back to a null
 /// signal, which also counts zombies and so errs towards "still alive".
 pub(crate) fn group_alive(pgid: u32) -> bool {
-    match std::fs::read_dir("/proc") {
-        Ok(entries) => entries
+    match proc_dirs() {
+        Some(dirs) => dirs.into_iter().any(|dir| {
+            std::fs::read_to_string(dir.join("stat"))
+                .ok()
+                .and_then(|stat| parse_stat(&stat))
+                .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
+        }),
+        None => i32::try_from(pgid)
+            .map(|raw| killpg(Pid::from_raw(raw), None).is_ok())
+            .unwrap_or(false),
+    }
+}
+
+/// The `/proc/<pid>` directories of every process (`None` without `/proc`).
+pub(crate) fn proc_dirs() -> Option<Vec<std::path::PathBuf>> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    Some(
+        entries
             .filter_map(Result::ok)
             .filter(|e| {
                 e.file_name()
@@ -213,16 +229,9 @@ pub(crate) fn group_alive(pgid: u32) -> bool {
                     .bytes()
                     .all(|b| b.is_ascii_digit())
             })
-            .any(|e| {
-                std::fs::read_to_string(e.path().join("stat"))
-                    .ok()
-                    .and_then(|stat| parse_stat(&stat))
-                    .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
-            }),
-        Err(_) => i32::try_from(pgid)
-            .map(|raw| killpg(Pid::from_raw(raw), None).is_ok())
-            .unwrap_or(false),
-    }
+            .map(|e| e.path())
+            .collect(),
+    )
 }
 
 /// `(state, pgrp)` from a `/proc/<pid>/stat` line.
