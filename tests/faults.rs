@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::host_cli::HostProc;
 use crate::support::{Fixture, FixtureServer};
+use crate::takeover::{alive, descendants, wait_for};
 
 /// `afhttp ARGS` in `fx`'s environment as a child whose stdout is captured.
 fn spawn(fx: &Fixture, args: &[&str]) -> Child {
@@ -42,28 +43,12 @@ fn finish(mut child: Child, bound: Duration) -> (i32, Value, Duration) {
     (status.code().unwrap_or(-1), event, t.elapsed())
 }
 
-fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < bound, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    t.elapsed()
-}
-
 fn sigkill(pid: i32) {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
-    })
 }
 
 /// `GET /health` on a tokenless loopback host, straight over TCP (polled fast).
@@ -107,34 +92,6 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
             } else {
                 out.push(p);
             }
-        }
-    }
-    out
-}
-
-/// Descendant pids of `root` (children by `/proc/*/stat` ppid), depth first.
-fn descendants(root: u32) -> Vec<u32> {
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
-            continue;
-        };
-        if let Some(ppid) = rest.split(' ').nth(1).and_then(|p| p.parse().ok()) {
-            parents.push((pid, ppid));
-        }
-    }
-    let mut out = Vec::new();
-    let mut todo = vec![root];
-    while let Some(p) = todo.pop() {
-        for (child, _) in parents.iter().filter(|(_, pp)| *pp == p) {
-            out.push(*child);
-            todo.push(*child);
         }
     }
     out

@@ -60,7 +60,7 @@ fn health(port: u16) -> Value {
 }
 
 /// Every live (non-zombie) descendant of `root`.
-fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
@@ -89,7 +89,8 @@ fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether `pid` runs (not a zombie).
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
             !s.rsplit(')')
@@ -101,7 +102,8 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
+/// Poll `f` until it holds (panics after `bound`); how long it took.
+pub(crate) fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
     let t = Instant::now();
     while !f() {
         assert!(t.elapsed() < bound, "timed out waiting for {what}");
