@@ -156,11 +156,16 @@ async fn splice_to(
             match leases {
                 Some(leases) => {
                     splice_leased(client, upstream, disconnected, &leases).await;
+                    // The client's socket is gone: a profile switch waiting for it need not
+                    // wait for the clean-up as well.
+                    drop(guard);
                     leases.release(&browser_url).await;
                 }
-                None => splice(client, upstream, disconnected).await,
+                None => {
+                    splice(client, upstream, disconnected).await;
+                    drop(guard);
+                }
             }
-            drop(guard);
         })
 }
 
