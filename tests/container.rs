@@ -177,6 +177,50 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         "cookie lost across a restart"
     );
 
+    // SIGKILL (no graceful stop: the browser's profile and the token file are left as the
+    // kernel found them), then start again.
+    let started_before = rt().block_on(async {
+        let docker = engine.docker().await;
+        let before = docker
+            .inspect_container("afhttp-host", None)
+            .await
+            .unwrap()
+            .state
+            .and_then(|s| s.started_at);
+        docker
+            .kill_container(
+                "afhttp-host",
+                Some(bollard::query_parameters::KillContainerOptions {
+                    signal: "KILL".into(),
+                }),
+            )
+            .await
+            .unwrap();
+        // `unless-stopped` may already be restarting it; a start of a running one is a no-op.
+        let _ = docker
+            .start_container(
+                "afhttp-host",
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await;
+        before
+    });
+    wait_discovered_healthy(&fx, &engine);
+    let started_after = rt().block_on(async {
+        let docker = engine.docker().await;
+        let c = docker.inspect_container("afhttp-host", None).await.unwrap();
+        c.state.and_then(|s| s.started_at)
+    });
+    assert_ne!(
+        started_after, started_before,
+        "the container was not killed"
+    );
+    assert_eq!(token(&fx, &engine), token_before, "SIGKILL keeps the token");
+    assert!(
+        seen(&fx).contains("keep=yes"),
+        "cookie lost across a SIGKILL"
+    );
+
     let again = install(&fx, &engine, &base, port);
     assert_eq!(again.result()["image_built"], false, "{}", again.context);
     assert_eq!(

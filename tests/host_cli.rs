@@ -18,19 +18,8 @@ pub struct HostProc {
 
 impl HostProc {
     pub fn start(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> HostProc {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
-        cmd.arg("host")
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &fx.home)
-            .env("XDG_DATA_HOME", &fx.data)
-            .env("TMPDIR", &fx.tmp)
-            .env("AFHTTP_NO_SANDBOX", "1")
-            .env("AFHTTP_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+        let mut cmd = fx.child_command();
+        cmd.arg("host").args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -60,7 +60,7 @@ pub(crate) fn health(port: u16) -> Value {
 }
 
 /// Every live (non-zombie) descendant of `root`.
-fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
@@ -98,7 +98,8 @@ fn browser_pid(root: u32) -> Option<u32> {
     })
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether `pid` runs (not a zombie).
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
             !s.rsplit(')')
@@ -110,6 +111,7 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// Poll `f` until it holds (panics after `bound`); how long it took.
 pub(crate) fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
     let t = Instant::now();
     while !f() {
@@ -350,6 +352,9 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
         "",
     );
     assert_eq!(status, 200, "the panel serves again after the restart");
+    // ... and its VNC socket works again: websockify relays the new Xvnc's RFB greeting.
+    let greeting = rfb_greeting(port, &bearer);
+    assert!(greeting.starts_with(b"RFB 003."), "{greeting:?}");
 
     // Then a crashed browser: degraded, ok again, and a fetch works afterwards.
     let browser = browser_pid(host.child.id()).expect("no browser process under the host");
@@ -411,6 +416,32 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     std::thread::sleep(Duration::from_millis(200));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
+}
+
+/// Open `/takeover/panel/websockify` with `authorization` and return the first binary
+/// message (the VNC server's protocol version).
+fn rfb_greeting(port: u16, authorization: &str) -> Vec<u8> {
+    use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
+    let mut request = format!("ws://127.0.0.1:{port}/takeover/panel/websockify")
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", authorization.parse().unwrap());
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "binary".parse().unwrap());
+    let (mut ws, _) = tungstenite::connect(request).unwrap();
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    }
+    loop {
+        match ws.read().unwrap() {
+            Message::Binary(b) => return b.to_vec(),
+            Message::Text(t) => return t.as_bytes().to_vec(),
+            _ => {}
+        }
+    }
 }
 
 #[test]

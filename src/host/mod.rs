@@ -10,6 +10,7 @@ pub mod inline;
 pub mod listener;
 pub(crate) mod live;
 pub mod log;
+pub mod orphans;
 pub mod procs;
 pub mod profile_session;
 pub mod recent_requests;

@@ -46,7 +46,14 @@ pub(crate) fn spawn_isolated(
     env: &[(String, String)],
     cwd: &Path,
 ) -> std::io::Result<(Child, u32)> {
-    let mut cmd = Command::new(program);
+    let mut cmd = match pdeathsig_wrapper().filter(|_| program.is_file()) {
+        Some(setpriv) => {
+            let mut c = Command::new(setpriv);
+            c.args(["--pdeathsig", "KILL", "--"]).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
     cmd.args(args)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -63,6 +70,36 @@ pub(crate) fn spawn_isolated(
         ))
     })?;
     Ok((child, pid))
+}
+
+/// util-linux `setpriv`, when installed and able to set a parent-death signal.
+///
+/// Each child runs in its own process group, so it outlives a host (or an inline fetch) that
+/// is killed with SIGKILL, holding its profile and display. `setpriv --pdeathsig KILL` makes
+/// the kernel kill it when the thread that spawned it dies, then execs the real program (same
+/// pid). Setting the signal ourselves would need `pre_exec`, i.e. unsafe code. Spawning
+/// threads here are the main thread or tokio workers, which live as long as the host.
+fn pdeathsig_wrapper() -> Option<&'static Path> {
+    static SETPRIV: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    SETPRIV
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let found = std::env::split_paths(&path)
+                .chain([std::path::PathBuf::from("/usr/bin"), "/bin".into()])
+                .map(|dir| dir.join("setpriv"))
+                .find(|p| p.is_file())?;
+            // An old util-linux without --pdeathsig would fail every spawn: try it once.
+            let works = std::process::Command::new(&found)
+                .args(["--pdeathsig", "KILL", "--", "true"])
+                .env_clear()
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            works.then_some(found)
+        })
+        .as_deref()
 }
 
 /// A helper process (not the browser) in its own group; dropping it kills the group.
@@ -167,8 +204,24 @@ pub(crate) fn signal_group(pgid: u32, signal: Signal) {
 /// a zombie holds no resources a browser could use. Without `/proc` this falls back to a null
 /// signal, which also counts zombies and so errs towards "still alive".
 pub(crate) fn group_alive(pgid: u32) -> bool {
-    match std::fs::read_dir("/proc") {
-        Ok(entries) => entries
+    match proc_dirs() {
+        Some(dirs) => dirs.into_iter().any(|dir| {
+            std::fs::read_to_string(dir.join("stat"))
+                .ok()
+                .and_then(|stat| parse_stat(&stat))
+                .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
+        }),
+        None => i32::try_from(pgid)
+            .map(|raw| killpg(Pid::from_raw(raw), None).is_ok())
+            .unwrap_or(false),
+    }
+}
+
+/// The `/proc/<pid>` directories of every process (`None` without `/proc`).
+pub(crate) fn proc_dirs() -> Option<Vec<std::path::PathBuf>> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    Some(
+        entries
             .filter_map(Result::ok)
             .filter(|e| {
                 e.file_name()
@@ -176,16 +229,9 @@ pub(crate) fn group_alive(pgid: u32) -> bool {
                     .bytes()
                     .all(|b| b.is_ascii_digit())
             })
-            .any(|e| {
-                std::fs::read_to_string(e.path().join("stat"))
-                    .ok()
-                    .and_then(|stat| parse_stat(&stat))
-                    .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
-            }),
-        Err(_) => i32::try_from(pgid)
-            .map(|raw| killpg(Pid::from_raw(raw), None).is_ok())
-            .unwrap_or(false),
-    }
+            .map(|e| e.path())
+            .collect(),
+    )
 }
 
 /// `(state, pgrp)` from a `/proc/<pid>/stat` line.

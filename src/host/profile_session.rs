@@ -47,6 +47,8 @@ impl ActiveProfile {
                 let root = profile::profiles_root()?;
                 let dir = profile::open_or_create(&root, backend, &name)?;
                 let lock = dir.try_lock()?;
+                // The lock is ours, so a browser still on the directory is a dead host's.
+                crate::host::orphans::stop_orphaned_browsers(dir.path());
                 dir.touch_last_used()?;
                 Ok(ActiveProfile::Persistent { dir, lock })
             }

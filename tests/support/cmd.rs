@@ -63,6 +63,24 @@ impl Fixture {
         }
     }
 
+    /// The built binary as a long-running child in this environment (a host, or a fetch
+    /// a test kills): browser sandbox off (root), warn-level logs on the test's stderr, and
+    /// stdout piped for its event.
+    pub fn child_command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", &self.data)
+            .env("TMPDIR", &self.tmp)
+            .env("AFHTTP_NO_SANDBOX", "1")
+            .env("AFHTTP_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        cmd
+    }
+
     /// The root of the environment.
     pub fn path(&self) -> &Path {
         self.dir.path()

@@ -13,6 +13,7 @@ pub mod proxy;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod tab_lease;
 pub mod takeover;
 pub mod transfer;
 

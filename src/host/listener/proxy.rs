@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::{self as ts, Utf8Bytes};
 
 use super::auth::ApiError;
 use super::state::{Disconnect, ListenerState};
+use super::tab_lease::TabLeases;
 
 /// Largest message or frame accepted on either side (full-page screenshots are large).
 pub const MAX_MESSAGE: usize = 512 * 1024 * 1024;
@@ -75,7 +76,13 @@ pub(crate) async fn cdp_browser(
         "cdp client attached",
         serde_json::json!({"request_id": request_id}),
     );
-    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, slot, request_id).await;
+    // Temporary tabs of this client are closed when it goes away, however it goes.
+    let client = SpliceClient {
+        slot,
+        request_id,
+        leases: Some(TabLeases::default()),
+    };
+    let response = splice_to(&state, upgrade, &upstream.browser_ws_url, client).await;
     drop(switching);
     response
 }
@@ -104,8 +111,11 @@ pub(crate) async fn cdp_page(
         &state,
         upgrade,
         &format!("ws://{authority}/devtools/page/{id}"),
-        slot,
-        None,
+        SpliceClient {
+            slot,
+            request_id: None,
+            leases: None,
+        },
     )
     .await
 }
@@ -146,15 +156,24 @@ pub fn valid_target_id(id: &str) -> bool {
         && id != ".."
 }
 
+/// What the proxy keeps for one client while its splice lasts.
+pub(crate) struct SpliceClient {
+    /// Its `--max-clients` slot, held until the splice ends.
+    slot: super::caps::Slot,
+    /// The fetch's request id, for the "detached" log line.
+    request_id: Option<String>,
+    /// On the browser target: its temporary tabs, closed after it.
+    leases: Option<TabLeases>,
+}
+
 /// Connect to `url` first (so a dead browser is a 503, not a dropped socket), then upgrade.
-/// `slot` is held until the splice ends; the client's frames pass the `--max-tabs` gate (a
-/// page socket can call `Target.createTarget` too); `request_id` tags the end in the logs.
+/// The client's frames pass the `--max-tabs` gate (a page socket can call
+/// `Target.createTarget` too) and, on the browser target, the temporary-tab lease.
 async fn splice_to(
     state: &Arc<ListenerState>,
     upgrade: WebSocketUpgrade,
     url: &str,
-    slot: super::caps::Slot,
-    request_id: Option<String>,
+    client_facts: SpliceClient,
 ) -> Response {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
@@ -167,25 +186,57 @@ async fn splice_to(
     let disconnected = state.disconnected();
     let guard = state.client_opened();
     let state = state.clone();
+    let browser_url = url.to_string();
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |client| async move {
+            let SpliceClient {
+                slot,
+                request_id,
+                leases,
+            } = client_facts;
             let attached = std::time::Instant::now();
             let (client_tx, client_rx) = client.split();
+            let (upstream_tx, upstream_rx) = upstream.split();
+            let outgoing = leases.clone();
             let gated = client_rx.then(move |message| {
                 let state = state.clone();
+                let leases = outgoing.clone();
                 async move {
-                    match message {
-                        Ok(ws::Message::Text(text)) => {
-                            Ok(super::caps::gate_text(&state, text).await)
-                        }
-                        other => other,
-                    }
+                    let Ok(ws::Message::Text(text)) = message else {
+                        return message;
+                    };
+                    let gated = super::caps::gate_text(&state, text).await;
+                    Ok(match (gated, &leases) {
+                        (ws::Message::Text(text), Some(l)) => match l.outgoing(text.as_str()) {
+                            Some(rewritten) => ws::Message::Text(ws::Utf8Bytes::from(rewritten)),
+                            None => ws::Message::Text(text),
+                        },
+                        (other, _) => other,
+                    })
                 }
             });
-            splice_halves(client_tx, Box::pin(gated), upstream, disconnected).await;
+            let incoming = leases.clone();
+            let upstream_rx = upstream_rx.inspect(move |m| {
+                if let (Ok(ts::Message::Text(text)), Some(l)) = (m, &incoming) {
+                    l.incoming(text.as_str());
+                }
+            });
+            splice_halves(
+                client_tx,
+                Box::pin(gated),
+                upstream_tx,
+                upstream_rx,
+                disconnected,
+            )
+            .await;
+            // The client's socket is gone: a profile switch waiting for it need not wait for
+            // the clean-up as well.
             drop(guard);
+            if let Some(leases) = leases {
+                leases.release(&browser_url).await;
+            }
             drop(slot);
             if let Some(id) = request_id {
                 crate::host::log::log(
@@ -210,20 +261,23 @@ pub(super) async fn splice<U>(
     U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
 {
     let (client_tx, client_rx) = client.split();
-    splice_halves(client_tx, client_rx, upstream, disconnected).await;
+    let (upstream_tx, upstream_rx) = upstream.split();
+    splice_halves(client_tx, client_rx, upstream_tx, upstream_rx, disconnected).await;
 }
 
-/// [`splice`] over a client already split (so its incoming half can be filtered).
-async fn splice_halves<CR, U>(
-    mut client_tx: futures_util::stream::SplitSink<WebSocket, ws::Message>,
+/// The body of [`splice`] over already split (and possibly wrapped) halves.
+async fn splice_halves<CT, CR, UT, UR, CE, UE>(
+    mut client_tx: CT,
     client_rx: CR,
-    upstream: U,
+    upstream_tx: UT,
+    upstream_rx: UR,
     mut disconnected: watch::Receiver<Disconnect>,
 ) where
-    CR: Stream<Item = Result<ws::Message, axum::Error>> + Unpin,
-    U: Stream<Item = Result<ts::Message, ts::Error>> + Sink<ts::Message> + Send + Unpin,
+    CT: Sink<ws::Message> + Unpin,
+    CR: Stream<Item = Result<ws::Message, CE>> + Unpin,
+    UT: Sink<ts::Message> + Unpin,
+    UR: Stream<Item = Result<ts::Message, UE>> + Unpin,
 {
-    let (upstream_tx, upstream_rx) = upstream.split();
     let mut reason = None;
     pump(client_rx, &mut client_tx, upstream_rx, upstream_tx, async {
         if disconnected.changed().await.is_ok() {

@@ -51,7 +51,14 @@ pub async fn browser_fetch(
 ) -> Result<FetchOutcome, AfError> {
     let t0 = Instant::now();
     let deadline = t0 + req.timeout;
-    let tab = session::open(conn, req.browser.tab.as_deref(), remaining(deadline)).await?;
+    let temporary = !req.browser.takeover;
+    let tab = session::open(
+        conn,
+        req.browser.tab.as_deref(),
+        temporary,
+        remaining(deadline),
+    )
+    .await?;
     trace.timing("tab_open", ms_since(t0));
     trace.set(
         "tab",

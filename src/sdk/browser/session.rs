@@ -45,21 +45,24 @@ pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Open a new tab (`tab` None or `new`) or attach to the existing target `tab`.
+/// Open a new tab (`tab` None or `new`) or attach to the existing target `tab`. A new tab
+/// is `temporary` unless it must outlive this driver (a takeover tab).
 pub async fn open(
     conn: &CdpConnection,
     tab: Option<&str>,
+    temporary: bool,
     timeout: Duration,
 ) -> Result<Tab, AfError> {
     let (target_id, created) = match tab {
         None | Some("new") => {
+            let mut params = json!({"url": "about:blank"});
+            if temporary {
+                // The host closes it if this driver dies before closing it (and strips the
+                // marker before the browser sees it).
+                params["afhttpTemporary"] = json!(true);
+            }
             let r = conn
-                .send(
-                    None,
-                    "Target.createTarget",
-                    json!({"url": "about:blank"}),
-                    timeout,
-                )
+                .send(None, "Target.createTarget", params, timeout)
                 .await?;
             let id = r["targetId"].as_str().unwrap_or_default().to_string();
             (id, true)
