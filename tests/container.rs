@@ -252,6 +252,15 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
     }
     let pid1 = engine.exec_output("afhttp-host", &["/bin/cat", "/proc/1/cmdline"]);
     assert!(pid1.starts_with("/usr/local/bin/afhttp\0host"), "{pid1:?}");
+    // Unprivileged, no capabilities, no privilege gain (install's defaults).
+    let status = engine.exec_output("afhttp-host", &["/bin/cat", "/proc/1/status"]);
+    for line in [
+        "Uid:\t1000\t1000\t1000\t1000",
+        "CapEff:\t0000000000000000",
+        "NoNewPrivs:\t1",
+    ] {
+        assert!(status.contains(line), "{line:?} not in {status}");
+    }
 
     let status = cmd(&fx, &engine).args(["container", "status"]).run();
     let s = status.result();
@@ -320,6 +329,7 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
     stopped.error("host_unreachable", 1);
 
     compose_up_on_the_built_image(&fx, &engine);
+    read_only_root_still_works(&fx, &engine, &server);
 
     // --purge needs --yes; then nothing is left.
     cmd(&fx, &engine)
@@ -520,4 +530,98 @@ fn compose_up_on_the_built_image(fx: &Fixture, engine: &Engine) {
         std::thread::sleep(Duration::from_millis(500));
     }
     compose(&["down", "-v"]);
+}
+
+/// The image with a read-only root filesystem (only `/data` and a tmpfs `/tmp` writable),
+/// no capabilities and no privilege gain still starts, renders, and keeps a persistent
+/// profile.
+fn read_only_root_still_works(fx: &Fixture, engine: &Engine, server: &FixtureServer) {
+    use bollard::models::{ContainerCreateBody, HostConfig, PortBinding};
+    use std::collections::HashMap;
+    let port = free_port();
+    let token = "read-only-root-token-0123456789";
+    let name = "afhttp-read-only-test";
+    let ports = HashMap::from([(
+        "9222/tcp".to_string(),
+        Some(vec![PortBinding {
+            host_ip: Some("127.0.0.1".into()),
+            host_port: Some(port.to_string()),
+        }]),
+    )]);
+    rt().block_on(async {
+        let docker = engine.docker().await;
+        let body = ContainerCreateBody {
+            image: Some(format!("afhttp-host:{}", env!("CARGO_PKG_VERSION"))),
+            env: Some(vec![format!("AFHTTP_TOKEN_SECRET={token}")]),
+            host_config: Some(HostConfig {
+                readonly_rootfs: Some(true),
+                tmpfs: Some(HashMap::from([("/tmp".to_string(), String::new())])),
+                binds: Some(vec![format!("{name}-data:/data")]),
+                cap_drop: Some(vec!["ALL".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                shm_size: Some(2 * 1024 * 1024 * 1024),
+                port_bindings: Some(ports),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let options = bollard::query_parameters::CreateContainerOptions {
+            name: Some(name.into()),
+            ..Default::default()
+        };
+        let c = docker.create_container(Some(options), body).await.unwrap();
+        docker.start_container(&c.id, None).await.unwrap();
+    });
+    let endpoint = format!("ws://127.0.0.1:{port}");
+    let auth = ["--endpoint-url", endpoint.as_str(), "--token-secret", token];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = fx.cmd().arg("health").args(auth).run();
+        if h.status == 0 && h.event["result"]["status"] == "ok" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "read-only host never healthy\n{}",
+            h.context
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let f = fx
+        .cmd()
+        .args([
+            "fetch",
+            &server.url("/static"),
+            "--profile",
+            "work",
+            "--render",
+            "always",
+        ])
+        .args(["--want", "body,screenshot", "--timeout-ms", "60000"])
+        .args(auth)
+        .run();
+    assert_eq!(f.result()["status"], 200, "{}", f.context);
+    assert!(
+        std::fs::metadata(f.artifact_path("screenshot_file"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    let profiles = engine.exec_output(name, &["/bin/ls", "/data/afhttp/profiles/chromium"]);
+    assert!(profiles.contains("work"), "{profiles}");
+    rt().block_on(async {
+        let docker = engine.docker().await;
+        let force = bollard::query_parameters::RemoveContainerOptions {
+            force: true,
+            ..Default::default()
+        };
+        docker.remove_container(name, Some(force)).await.unwrap();
+        docker
+            .remove_volume(
+                &format!("{name}-data"),
+                None::<bollard::query_parameters::RemoveVolumeOptions>,
+            )
+            .await
+            .unwrap();
+    });
 }

@@ -25,6 +25,7 @@ mod network_capture;
 mod observation;
 mod profile;
 mod prune;
+mod sandbox;
 mod skill;
 mod takeover;
 mod takeover_fetch;

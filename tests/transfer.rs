@@ -20,10 +20,10 @@ const TOKEN: &str = "transfer-token";
 const NOBODY: u32 = 65534;
 
 /// An `afhttp host` run as `nobody`, in a 0700 directory that user owns.
-struct RemoteHost {
-    child: Child,
-    ready: Value,
-    endpoint: String,
+pub(crate) struct RemoteHost {
+    pub(crate) child: Child,
+    pub(crate) ready: Value,
+    pub(crate) endpoint: String,
     /// HOME, XDG_DATA_HOME (`data`) and TMPDIR (`tmp`) of the host live here.
     root: PathBuf,
     _dir: tempfile::TempDir,
@@ -31,6 +31,11 @@ struct RemoteHost {
 
 impl RemoteHost {
     fn start(args: &[&str]) -> RemoteHost {
+        RemoteHost::start_with(args, false)
+    }
+
+    /// With `sandboxed`, Chromium keeps its own sandbox (no `AFHTTP_NO_SANDBOX`).
+    pub(crate) fn start_with(args: &[&str], sandboxed: bool) -> RemoteHost {
         let dir = tempfile::tempdir().unwrap();
         // Traversable for `nobody`, but nothing in it readable except its own subtree.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
@@ -41,7 +46,8 @@ impl RemoteHost {
             std::os::unix::fs::chown(&d, Some(NOBODY), Some(NOBODY)).unwrap();
             std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
         }
-        let mut child = Command::new("setpriv")
+        let mut command = Command::new("setpriv");
+        command
             .args([
                 "--reuid=65534",
                 "--regid=65534",
@@ -59,14 +65,15 @@ impl RemoteHost {
             .env("HOME", root.join("home"))
             .env("XDG_DATA_HOME", root.join("data"))
             .env("TMPDIR", root.join("tmp"))
-            .env("AFHTTP_NO_SANDBOX", "1")
             .env("AFHTTP_LOG", "warn")
             .current_dir(&root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::inherit());
+        if !sandboxed {
+            command.env("AFHTTP_NO_SANDBOX", "1");
+        }
+        let mut child = command.spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -115,7 +122,7 @@ impl Drop for RemoteHost {
     }
 }
 
-fn auth(host: &RemoteHost) -> [String; 4] {
+pub(crate) fn auth(host: &RemoteHost) -> [String; 4] {
     [
         "--endpoint-url".into(),
         host.endpoint.clone(),

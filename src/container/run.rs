@@ -108,6 +108,9 @@ pub async fn install(
             binds: Some(vec![format!("{}:/data", super::VOLUME_NAME)]),
             port_bindings: Some(ports),
             shm_size: Some(SHM_BYTES),
+            // The host runs as an unprivileged user and needs no capability at all.
+            cap_drop: Some(vec!["ALL".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
             restart_policy: Some(RestartPolicy {
                 name: Some(RestartPolicyNameEnum::UNLESS_STOPPED),
                 maximum_retry_count: None,
