@@ -61,5 +61,5 @@ fn chromium_sandbox_is_on_for_an_unprivileged_native_host() {
             "renderer {r} shares the browser's user namespace: not sandboxed"
         );
     }
-    drop(host);
+    host.stop();
 }

@@ -99,7 +99,7 @@ impl RemoteHost {
     }
 
     /// SIGTERM and wait (bounded) for a clean exit.
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if self.child.try_wait().ok().flatten().is_some() {
             return;
         }
