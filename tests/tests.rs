@@ -22,6 +22,7 @@ mod host_runtime;
 mod network_capture;
 mod observation;
 mod profile;
+mod security;
 mod skill;
 mod takeover;
 mod transfer;

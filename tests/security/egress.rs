@@ -1,0 +1,1 @@
+//! The host browser's egress policy.
