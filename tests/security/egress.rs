@@ -159,3 +159,31 @@ fn contradictory_or_malformed_egress_flags_are_refused() {
     );
     assert_eq!(h.ready["egress"]["policy"], "deny_private", "{}", h.ready);
 }
+
+#[test]
+fn the_policy_is_checked_before_chaining_to_the_proxy_url() {
+    use crate::support::{HttpProxy, Socks5Proxy};
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let http = HttpProxy::start_with_auth("agent", "p@ss");
+    let socks = Socks5Proxy::start();
+    for (proxy, seen) in [
+        (
+            http.url_with_credentials("agent", "p%40ss"),
+            Box::new(|| http.seen_targets()) as Box<dyn Fn() -> Vec<String>>,
+        ),
+        (socks.url(), Box::new(|| socks.seen_targets())),
+    ] {
+        let h = host(&fx, &["--proxy-url", &proxy]);
+        let before = seen().len();
+        let run = fetch(&fx, &h, &srv.url("/static"), &[]);
+        assert_eq!(run.result()["status"], 200, "{proxy}");
+        assert!(seen().len() > before, "{proxy}: the fetch went through the upstream");
+        fetch(&fx, &h, "http://169.254.169.254/", &[]).error("egress_denied", 1);
+        let all = seen();
+        assert!(
+            !all.iter().any(|t| t.contains("169.254")),
+            "{proxy}: a refused target never reaches the upstream: {all:?}"
+        );
+    }
+}
