@@ -60,7 +60,7 @@ fn health(port: u16) -> Value {
 }
 
 /// Every live (non-zombie) descendant of `root`.
-fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())

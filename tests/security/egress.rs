@@ -178,7 +178,10 @@ fn the_policy_is_checked_before_chaining_to_the_proxy_url() {
         let before = seen().len();
         let run = fetch(&fx, &h, &srv.url("/static"), &[]);
         assert_eq!(run.result()["status"], 200, "{proxy}");
-        assert!(seen().len() > before, "{proxy}: the fetch went through the upstream");
+        assert!(
+            seen().len() > before,
+            "{proxy}: the fetch went through the upstream"
+        );
         fetch(&fx, &h, "http://169.254.169.254/", &[]).error("egress_denied", 1);
         let all = seen();
         assert!(
