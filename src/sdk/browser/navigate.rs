@@ -212,7 +212,8 @@ pub async fn navigate(
     match result["errorText"].as_str() {
         Some(text) if !text.is_empty() => match error_code(text) {
             Some(code) => {
-                let e = AfError::new(code, format!("navigation to {} failed: {text}", req.url));
+                let url = crate::sdk::redact::url(req.url.as_str());
+                let e = AfError::new(code, format!("navigation to {url} failed: {text}"));
                 Err(if text.contains("ERR_TUNNEL_CONNECTION_FAILED") {
                     e.with_hint(
                         "the host's proxy could not open a tunnel: the target may be refused by \
@@ -245,6 +246,7 @@ pub fn egress_refusal(status: u16, headers: &[(String, String)], url: &str) -> O
         _ => return None,
     };
     let detail = get("x-afhttp-egress-detail").unwrap_or("refused by the host's proxy");
+    let url = crate::sdk::redact::url(url);
     let mut e = AfError::new(code, format!("navigation to {url} failed: {detail}"));
     if code == ErrorCode::EgressDenied {
         e = e.with_hint(
