@@ -63,13 +63,20 @@ fn credential_headers_and_userinfo_passwords_are_redacted_on_both_paths() {
             assert!(!raw.contains(secret), "{render}: {secret} in network.json");
         }
         // Basic credentials the client built from the userinfo do not leak either.
-        assert!(!raw.contains("YWdlbnQ6cHctc2VjcmV0LTk"), "{render}: userinfo as Basic");
+        assert!(
+            !raw.contains("YWdlbnQ6cHctc2VjcmV0LTk"),
+            "{render}: userinfo as Basic"
+        );
         let net: Value = serde_json::from_str(&raw).unwrap();
         let doc = document(&net, "/cookies/set-raw");
         let url = doc["url"].as_str().unwrap();
         assert!(!url.contains("pw-secret"), "{render}: {url}");
         let req = &doc["request_headers"];
-        assert_eq!(header(req, "authorization"), Some("***"), "{render}: {doc:#}");
+        assert_eq!(
+            header(req, "authorization"),
+            Some("***"),
+            "{render}: {doc:#}"
+        );
         assert_eq!(header(req, "cookie"), Some("***"), "{render}: {doc:#}");
         if let Some(v) = header(req, "proxy-authorization") {
             assert_eq!(v, "***", "{render}");
@@ -80,12 +87,19 @@ fn credential_headers_and_userinfo_passwords_are_redacted_on_both_paths() {
             "{render}: {doc:#}"
         );
         // The printed result names the URL without the password as well.
-        assert!(!run.stdout.contains("pw-secret-9"), "{render}: {}", run.stdout);
+        assert!(
+            !run.stdout.contains("pw-secret-9"),
+            "{render}: {}",
+            run.stdout
+        );
     }
     // The control: with --no-network-redact the same capture holds the credentials, so the
     // searches above could have found them.
     let (_, raw) = fetch(&fx, &url, "none", &["--no-network-redact"]);
-    assert!(raw.contains("hdr-secret-7") && raw.contains("cookie-secret-5"), "{raw}");
+    assert!(
+        raw.contains("hdr-secret-7") && raw.contains("cookie-secret-5"),
+        "{raw}"
+    );
 }
 
 #[test]
@@ -109,5 +123,7 @@ fn proxy_authorization_is_redacted_by_name() {
         Some("***"),
         "{doc:#}"
     );
-    assert!(afhttp::sdk::redact::is_sensitive_header("Proxy-Authorization"));
+    assert!(afhttp::sdk::redact::is_sensitive_header(
+        "Proxy-Authorization"
+    ));
 }
