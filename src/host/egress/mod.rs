@@ -25,6 +25,10 @@ pub const EGRESS_HEADER: &str = "x-afhttp-egress";
 /// The response header with the refusal's detail (`169.254.169.254 is cloud_metadata`).
 pub const EGRESS_DETAIL_HEADER: &str = "x-afhttp-egress-detail";
 
+/// The response header carrying the server's `ip:port` on plain-HTTP responses the proxy
+/// fetched directly (over https the tunnel is opaque and the browser reports the proxy).
+pub const REMOTE_ADDRESS_HEADER: &str = "x-afhttp-remote-address";
+
 /// A running egress proxy; it stops when dropped.
 #[derive(Debug)]
 pub struct EgressProxy {

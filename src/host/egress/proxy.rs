@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::policy::Policy;
 use super::upstream::{Dest, Upstream};
-use super::{EGRESS_DETAIL_HEADER, EGRESS_HEADER};
+use super::{EGRESS_DETAIL_HEADER, EGRESS_HEADER, REMOTE_ADDRESS_HEADER};
 use crate::host::log::{log, Level};
 
 /// How long resolving a name and connecting to a target may take.
@@ -249,6 +249,12 @@ async fn forward(shared: &Shared, target: &Target, req: Request<Incoming>) -> Re
         Ok(s) => s,
         Err(e) => return unreachable(target, &e),
     };
+    // Connected directly, the proxy knows the server's address, which the browser (seeing
+    // only the proxy) cannot report; it is passed on for network.json's `remote_address`.
+    let server = match shared.upstream {
+        None => stream.peer_addr().ok(),
+        Some(_) => None,
+    };
     let exchange = async {
         let (mut sender, conn) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -259,6 +265,9 @@ async fn forward(shared: &Shared, target: &Target, req: Request<Incoming>) -> Re
         Ok(response) => {
             let (mut parts, incoming) = response.into_parts();
             strip_hop_headers(&mut parts.headers);
+            if let Some(v) = server.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
+                parts.headers.insert(REMOTE_ADDRESS_HEADER, v);
+            }
             Response::from_parts(parts, incoming.boxed())
         }
         Err(e) => unreachable(target, &std::io::Error::other(e.to_string())),
