@@ -56,6 +56,8 @@ pub(super) async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        // Small request/response heads: no Nagle delay on either side of the proxy.
+        let _ = stream.set_nodelay(true);
         let shared = shared.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
@@ -191,7 +193,7 @@ async fn check(shared: &Shared, host: String, port: u16) -> Result<Target, Respo
 
 /// A byte stream to the target: directly at a checked address, or through the upstream.
 async fn connect(shared: &Shared, target: &Target) -> std::io::Result<TcpStream> {
-    match &shared.upstream {
+    let stream = match &shared.upstream {
         None => {
             let direct = TcpStream::connect(target.addrs.as_slice());
             tokio::time::timeout(CONNECT_TIMEOUT, direct)
@@ -199,7 +201,9 @@ async fn connect(shared: &Shared, target: &Target) -> std::io::Result<TcpStream>
                 .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
         }
         Some(up) => up.tunnel(&dest(target)).await,
-    }
+    }?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 fn dest(target: &Target) -> Dest<'_> {
@@ -223,7 +227,9 @@ async fn forward(shared: &Shared, target: &Target, req: Request<Incoming>) -> Re
             }
         }
         match &shared.upstream {
-            Some(up) => up.connect_proxy().await,
+            Some(up) => up.connect_proxy().await.inspect(|s| {
+                let _ = s.set_nodelay(true);
+            }),
             None => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
     } else {
