@@ -212,12 +212,17 @@ fn own_non_loopback_ip() -> String {
         .expect("this machine has a non-loopback IPv4 address")
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+use crate::host_listener::rt;
+
+/// `afhttp host` with the long token on `listen`, plus `extra` flags.
+fn token_host(
+    fx: &crate::support::Fixture,
+    listen: &str,
+    extra: &[&str],
+) -> crate::host_cli::HostProc {
+    let mut all = vec!["--listen", listen, "--token-secret", TOKEN];
+    all.extend_from_slice(extra);
+    crate::host_cli::HostProc::start(fx, &all, &[])
 }
 
 /// A path for a route-table pattern: parameters filled with plausible values.

@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
 
 use super::{code, concrete, http, own_non_loopback_ip, TOKEN};
-use crate::host_cli::HostProc;
 use crate::support::Fixture;
 use crate::takeover::descendants;
 
@@ -62,11 +61,7 @@ fn cdp_call(
 #[test]
 fn the_real_host_refuses_every_route_without_the_token() {
     let fx = Fixture::new();
-    let h = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN],
-        &[],
-    );
+    let h = super::token_host(&fx, "tcp:127.0.0.1:0", &[]);
     let port = port_of(&h.endpoint);
     for spec in ROUTES {
         let path = concrete(spec.path);
@@ -101,11 +96,7 @@ fn the_real_host_refuses_every_route_without_the_token() {
 #[test]
 fn bearer_cdp_by_name_works_rebinding_and_cross_origin_do_not() {
     let fx = Fixture::new();
-    let h = HostProc::start(
-        &fx,
-        &["--listen", "tcp:0.0.0.0:0", "--token-secret", TOKEN],
-        &[],
-    );
+    let h = super::token_host(&fx, "tcp:0.0.0.0:0", &[]);
     let port = port_of(&h.endpoint);
     let named = format!("afhttp-host.example:{port}");
     // An agent reaching the host by a DNS name with the bearer header: a live CDP session.
@@ -166,11 +157,7 @@ fn bearer_cdp_by_name_works_rebinding_and_cross_origin_do_not() {
 #[test]
 fn browser_flags_and_environment_never_come_from_a_remote_request() {
     let fx = Fixture::new();
-    let h = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN],
-        &[],
-    );
+    let h = super::token_host(&fx, "tcp:127.0.0.1:0", &[]);
     let port = port_of(&h.endpoint);
     let host_pid = h.child.id();
     let canary = "remote-canary-31337";
