@@ -23,6 +23,9 @@ pub enum ErrorCode {
     CdpUnavailable,
     CdpTimeout,
     HostBusy,
+    /// The host's egress policy refused the target address (private, loopback, link-local
+    /// or cloud metadata).
+    EgressDenied,
     // Per-artifact, readiness and classification warnings.
     BackendUnsupported,
     ArtifactCaptureFailed,
@@ -68,6 +71,7 @@ impl ErrorCode {
         ErrorCode::CdpUnavailable,
         ErrorCode::CdpTimeout,
         ErrorCode::HostBusy,
+        ErrorCode::EgressDenied,
         ErrorCode::BackendUnsupported,
         ErrorCode::ArtifactCaptureFailed,
         ErrorCode::ArtifactCaptureTimeout,
@@ -111,6 +115,7 @@ impl ErrorCode {
             ErrorCode::CdpUnavailable => "cdp_unavailable",
             ErrorCode::CdpTimeout => "cdp_timeout",
             ErrorCode::HostBusy => "host_busy",
+            ErrorCode::EgressDenied => "egress_denied",
             ErrorCode::BackendUnsupported => "backend_unsupported",
             ErrorCode::ArtifactCaptureFailed => "artifact_capture_failed",
             ErrorCode::ArtifactCaptureTimeout => "artifact_capture_timeout",

@@ -286,6 +286,17 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         .args(["container", "logs", "--raw", "--tail", "5"])
         .run();
     assert!(raw.result()["lines"].as_array().unwrap().len() <= 5);
+    // The token appears in none of this output unless revealed (docs/security.md).
+    let all_logs = cmd(&fx, &engine).args(["container", "logs", "--raw"]).run();
+    for run in [&status, &logs, &raw, &all_logs] {
+        for out in [&run.stdout, &run.stderr] {
+            assert!(
+                !out.contains(&token_before),
+                "token leaked: {}",
+                run.context
+            );
+        }
+    }
 
     // A follower streams raw lines to stderr until the container goes away.
     let follower = std::process::Command::new(env!("CARGO_BIN_EXE_afhttp"))

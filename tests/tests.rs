@@ -26,6 +26,7 @@ mod observation;
 mod profile;
 mod prune;
 mod sandbox;
+mod security;
 mod skill;
 mod takeover;
 mod takeover_fetch;

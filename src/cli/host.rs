@@ -83,6 +83,11 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         .filter(|a| !a.is_empty())
         .collect();
     opts.allowed_hosts = args.allowed_host;
+    opts.egress = egress_policy(
+        args.egress_policy,
+        args.deny_private_networks,
+        &args.egress_allow,
+    )?;
     if args.recent_requests_cap > MAX_RECENT_REQUESTS {
         return Err(AfError::invalid(format!(
             "--recent-requests-cap {} is above the limit of {MAX_RECENT_REQUESTS}",
@@ -161,4 +166,26 @@ pub fn run(args: HostArgs) -> (Option<Event>, u8) {
             (None, super::output::EXIT_ERROR)
         }
     }
+}
+
+/// The egress policy from `--egress-policy`, `--deny-private-networks` and
+/// `--egress-allow` (either of the last two turns it on); a malformed exception is
+/// `invalid_argument`.
+fn egress_policy(
+    on: bool,
+    deny_private: bool,
+    allow: &[String],
+) -> Result<Option<crate::host::egress::Policy>, AfError> {
+    let allow = allow
+        .iter()
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| crate::host::egress::AllowRule::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !(on || deny_private || !allow.is_empty()) {
+        return Ok(None);
+    }
+    Ok(Some(crate::host::egress::Policy {
+        deny_private,
+        allow,
+    }))
 }

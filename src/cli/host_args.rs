@@ -56,6 +56,18 @@ pub struct HostArgs {
     /// Host names accepted without a bearer header (besides IPs and localhost). Repeatable.
     #[arg(long, value_name = "HOST", env = env::ALLOWED_HOST, value_delimiter = ',')]
     pub allowed_host: Vec<String>,
+    /// Also refuse the browser's connections to loopback, private (RFC 1918, fc00::/7) and
+    /// shared (100.64/10) addresses. Link-local and cloud metadata addresses are always
+    /// refused.
+    #[arg(long, env = env::DENY_PRIVATE_NETWORKS, value_parser = clap::builder::FalseyValueParser::new())]
+    pub deny_private_networks: bool,
+    /// An exception to the egress policy: IP, IP/PREFIX or exact host name. Repeatable.
+    #[arg(long, value_name = "CIDR|HOST", env = env::EGRESS_ALLOW, value_delimiter = ',')]
+    pub egress_allow: Vec<String>,
+    /// Run the browser behind the egress proxy, which refuses link-local and cloud metadata
+    /// addresses (the image turns it on). Implied by --deny-private-networks and --egress-allow.
+    #[arg(long, env = env::EGRESS_POLICY, value_parser = clap::builder::FalseyValueParser::new())]
+    pub egress_policy: bool,
     /// Keep the last N request/response metadata records across the browser, served at
     /// `GET /recent-requests` (0 = off). At most 100000.
     #[arg(long, value_name = "N", env = env::RECENT_REQUESTS_CAP, default_value_t = 0)]

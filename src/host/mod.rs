@@ -5,6 +5,7 @@ pub mod browser;
 pub mod capabilities;
 pub mod display;
 pub mod downloads;
+pub mod egress;
 pub mod init;
 pub mod inline;
 pub mod listener;

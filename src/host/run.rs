@@ -74,6 +74,9 @@ pub struct HostOptions {
     pub takeover: Option<Provider>,
     /// `--takeover-quality-percent`.
     pub takeover_quality_percent: u8,
+    /// The browser's egress policy (`None`: no `--egress-policy`, the browser connects
+    /// directly).
+    pub egress: Option<crate::host::egress::Policy>,
 }
 
 impl HostOptions {
@@ -103,6 +106,8 @@ impl HostOptions {
             max_tabs: listener::config::DEFAULT_MAX_TABS,
             takeover: None,
             takeover_quality_percent: 80,
+            // Off natively (precise network errors, no extra hop); the image turns it on.
+            egress: None,
         }
     }
 }
@@ -158,6 +163,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
             .with_hint("install chromium, or pass --browser-bin")
         })?,
     };
+    let egress = start_egress(&opts, backend).await?;
     let profile = ActiveProfile::open(opts.profile.as_deref(), backend)?;
     let started = Instant::now();
     let (display, display_dir) = match opts.takeover {
@@ -184,7 +190,11 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         // A takeover display needs a real window on it.
         headless: opts.headless && display.is_none(),
         no_sandbox: opts.no_sandbox,
-        proxy_url: opts.proxy_url.clone(),
+        // Behind the egress proxy when there is one (it chains to --proxy-url itself).
+        proxy_url: match &egress {
+            Some(proxy) => Some(proxy.proxy_url()),
+            None => opts.proxy_url.clone(),
+        },
         extra_args: opts.browser_args.clone(),
         engine_env: opts.engine_env.clone(),
         display: display.as_ref().map(|(d, _)| d.display.clone()),
@@ -241,6 +251,15 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         "profile": profile.describe(),
         "profile_path": profile.path(),
         "token_required": opts.token.is_some(),
+        "egress": match (&egress, &opts.egress) {
+            (Some(_), Some(policy)) => json!({
+                "enforced": true,
+                "policy": policy.name(),
+                "allow": policy.allow.len(),
+            }),
+            (None, Some(_)) => json!({"enforced": false, "reason": "backend_unsupported"}),
+            _ => json!({"enforced": false, "reason": "off"}),
+        },
         "takeover": match &display {
             Some((d, _)) => json!({
                 "provider": d.provider.as_str(),
@@ -268,20 +287,50 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         display_dir,
         uploads,
     };
-    let task = tokio::spawn(supervise(
-        supervised,
-        view,
-        bound,
-        listener_stop_tx,
-        stop_rx,
-        switch_rx,
-    ));
+    let task = tokio::spawn(async move {
+        // The egress proxy lives as long as the supervisor (browser relaunches reuse it).
+        let _egress = egress;
+        supervise(
+            supervised,
+            view,
+            bound,
+            listener_stop_tx,
+            stop_rx,
+            switch_rx,
+        )
+        .await
+    });
     Ok(RunningHost {
         local,
         ready,
         stop: stop_tx,
         task,
     })
+}
+
+/// Start the egress proxy for a Chromium-family browser. Other backends run without it
+/// (reported in the ready document), unless a policy beyond the default was asked for, which
+/// they refuse.
+async fn start_egress(
+    opts: &HostOptions,
+    backend: Backend,
+) -> Result<Option<crate::host::egress::EgressProxy>, AfError> {
+    let Some(policy) = &opts.egress else {
+        return Ok(None);
+    };
+    if matches!(backend, Backend::Lightpanda | Backend::Camoufox) {
+        if *policy != crate::host::egress::Policy::default() {
+            return Err(AfError::new(
+                ErrorCode::BackendUnsupported,
+                format!("the {backend} backend cannot run behind the egress policy"),
+            )
+            .with_hint("use a Chromium-family --browser, or drop --deny-private-networks and --egress-allow"));
+        }
+        return Ok(None);
+    }
+    crate::host::egress::start(policy.clone(), opts.proxy_url.as_deref())
+        .await
+        .map(Some)
 }
 
 /// The driver-facing URL for a bound listener.

@@ -103,7 +103,7 @@ fn code_of(body: &str) -> String {
     v["code"].as_str().unwrap().to_string()
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

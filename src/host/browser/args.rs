@@ -55,6 +55,21 @@ const CHROMIUM_RESERVED: &[(&str, &str)] = &[
     ),
     ("remote-debugging-pipe", "afhttp owns the DevTools endpoint"),
     ("proxy-server", "use --proxy-url"),
+    // These would route traffic around the proxy (and so around the egress policy).
+    (
+        "proxy-bypass-list",
+        "afhttp routes every request through its proxy",
+    ),
+    (
+        "no-proxy-server",
+        "drop --egress-policy (and --deny-private-networks, --egress-allow) and --proxy-url",
+    ),
+    ("proxy-pac-url", "use --proxy-url"),
+    ("proxy-auto-detect", "use --proxy-url"),
+    (
+        "force-webrtc-ip-handling-policy",
+        "afhttp keeps WebRTC behind the proxy",
+    ),
 ];
 
 /// Lightpanda `serve` options afhttp owns.
@@ -107,6 +122,19 @@ fn check_proxy(proxy: &str) -> Result<(), AfError> {
         );
     }
     Ok(())
+}
+
+/// Whether a proxy URL points at this machine's loopback (the host's egress proxy, or a
+/// local proxy).
+fn proxy_on_loopback(proxy: &str) -> bool {
+    url::Url::parse(proxy)
+        .ok()
+        .and_then(|u| match u.host()? {
+            url::Host::Ipv4(ip) => Some(ip.is_loopback()),
+            url::Host::Ipv6(ip) => Some(ip.is_loopback()),
+            url::Host::Domain(d) => Some(d.eq_ignore_ascii_case("localhost")),
+        })
+        .unwrap_or(false)
 }
 
 /// A stable 32-bit seed for fingerprint-chromium's `--fingerprint=<seed>`.
@@ -178,6 +206,14 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
     if let Some(proxy) = &opts.proxy_url {
         check_proxy(proxy)?;
         args.push(format!("--proxy-server={proxy}"));
+        if proxy_on_loopback(proxy) {
+            // Chromium sends loopback targets around any proxy; a proxy on this machine
+            // shares its loopback, so routing them through it changes nothing but lets the
+            // egress proxy see (and refuse) them.
+            args.push("--proxy-bypass-list=<-loopback>".to_string());
+        }
+        // WebRTC would otherwise send UDP around the proxy.
+        args.push("--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_string());
     }
     if opts.backend == Backend::FingerprintChromium {
         let seed = opts

@@ -168,3 +168,32 @@ fn lightpanda_and_foxbridge_command_lines() {
     o.extra_args = vec!["--binary=/x".into()];
     assert!(camoufox_command(&o, 1).is_err());
 }
+
+#[test]
+fn a_loopback_proxy_sees_loopback_targets_and_webrtc_stays_behind_it() {
+    let mut o = opts();
+    o.proxy_url = Some("http://127.0.0.1:4000".into());
+    let args = chromium_args(&o).unwrap();
+    assert!(has(&args, "--proxy-bypass-list=<-loopback>"));
+    assert!(has(
+        &args,
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
+    ));
+    o.proxy_url = Some("http://proxy.lan:3128".into());
+    let args = chromium_args(&o).unwrap();
+    assert!(!args.iter().any(|a| a.starts_with("--proxy-bypass-list")));
+    for flag in [
+        "--proxy-bypass-list=*",
+        "--no-proxy-server",
+        "-proxy-pac-url=http://x/p.pac",
+        "--proxy-auto-detect",
+        "--force-webrtc-ip-handling-policy=default",
+    ] {
+        o.extra_args = vec![flag.into()];
+        assert_eq!(
+            chromium_args(&o).unwrap_err().code,
+            ErrorCode::InvalidArgument,
+            "{flag}"
+        );
+    }
+}

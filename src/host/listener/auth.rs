@@ -1,14 +1,14 @@
 //! Authentication zones, Host/Origin (DNS-rebinding) checks and typed HTTP errors.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::config::ListenerConfig;
+use super::config::{ListenAddr, ListenerConfig};
 use super::state::ListenerState;
 
 /// The query parameter that may carry the token on non-takeover control routes and `/cdp`.
@@ -43,6 +43,14 @@ pub enum Access {
     Full,
     /// Unauthenticated, allowed only to the minimal public health.
     Anonymous,
+}
+
+/// How the client reached the listener, as far as it may be believed (see [`client_https`]);
+/// stored in every authorized request's extensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientScheme {
+    /// The client used https (directly or through a trusted local proxy).
+    pub https: bool,
 }
 
 /// A refused or failed request: HTTP status plus a stable JSON `code` and a short message.
@@ -136,8 +144,9 @@ pub fn host_acceptable(config: &ListenerConfig, host: Option<&str>) -> bool {
         || config.host_allowed(name)
 }
 
-/// Whether a WebSocket upgrade's `Origin` is acceptable: absent, the same authority as
-/// Host, or naming an allowed host.
+/// Whether a browser-sent `Origin` is acceptable: absent, the same origin as the Host the
+/// request was sent to (scheme default ports filled in), or naming an allowed host. `null`
+/// and malformed values are refused.
 pub fn origin_acceptable(config: &ListenerConfig, headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
@@ -145,13 +154,73 @@ pub fn origin_acceptable(config: &ListenerConfig, headers: &HeaderMap) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    let Some((_, authority)) = origin.split_once("://") else {
+    let Some((scheme, authority)) = origin.trim().split_once("://") else {
         return false; // "null" and garbage
     };
     let authority = authority.trim_end_matches('/');
-    let host = header_str(headers, header::HOST);
-    host.is_some_and(|h| h.eq_ignore_ascii_case(authority))
-        || config.host_allowed(host_name(authority))
+    let origin_port = port_of(authority).or(match scheme.to_ascii_lowercase().as_str() {
+        "http" | "ws" => Some(80),
+        "https" | "wss" => Some(443),
+        _ => None,
+    });
+    let same = header_str(headers, header::HOST).is_some_and(|host| {
+        let host_port = port_of(host);
+        host_name(host).eq_ignore_ascii_case(host_name(authority))
+            && match (host_port, origin_port) {
+                (Some(h), Some(o)) => h == o,
+                // The Host names no port: the client used the scheme's default, which behind
+                // a TLS-terminating proxy may be either.
+                (None, Some(o)) => o == 80 || o == 443,
+                _ => false,
+            }
+    });
+    same || config.host_allowed(host_name(authority))
+}
+
+/// The explicit port of an authority (`a:80` → 80, `[::1]:9` → 9, `a` → `None`).
+fn port_of(authority: &str) -> Option<u16> {
+    let authority = authority.trim();
+    let rest = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(_, r)| r)?,
+        None => authority,
+    };
+    let (_, port) = rest.rsplit_once(':')?;
+    port.parse().ok()
+}
+
+/// Whether the client reached the listener over https: the request URI says so, or
+/// `X-Forwarded-Proto: https` came from a peer we trust to say it, i.e. a loopback TCP peer
+/// (a reverse proxy on this machine) or any peer of a unix-socket listener. From anyone else
+/// the header is ignored: a remote client could otherwise claim https it does not have.
+pub fn client_https(config: &ListenerConfig, request: &Request) -> bool {
+    if request.uri().scheme_str() == Some("https") {
+        return true;
+    }
+    let forwarded = header_str(
+        request.headers(),
+        header::HeaderName::from_static("x-forwarded-proto"),
+    )
+    .and_then(|v| v.split(',').next())
+    .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"));
+    forwarded && proxy_trusted(config, peer(request))
+}
+
+/// The TCP peer of a request, when the listener recorded it.
+pub fn peer(request: &Request) -> Option<SocketAddr> {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
+}
+
+/// Whether forwarding headers from `peer` are believed: loopback TCP peers, and unix-socket
+/// listeners (only local processes can connect). A TCP listener that did not record the peer
+/// trusts no one.
+pub fn proxy_trusted(config: &ListenerConfig, peer: Option<SocketAddr>) -> bool {
+    match peer {
+        Some(addr) => addr.ip().to_canonical().is_loopback(),
+        None => matches!(config.listen, ListenAddr::Unix(_)),
+    }
 }
 
 /// Decide one request. `query` is the raw query string.
@@ -208,6 +277,8 @@ pub async fn enforce(
     mut request: Request,
     next: Next,
 ) -> Response {
+    let https = client_https(&state.config, &request);
+    request.extensions_mut().insert(ClientScheme { https });
     if zone == AuthZone::Takeover {
         return super::takeover::enforce(State(state), request, next).await;
     }
@@ -348,5 +419,76 @@ mod tests {
             authorize(AuthZone::Cdp, &cfg(None), &same, None),
             Ok(Access::Full)
         );
+    }
+
+    #[test]
+    fn origin_must_be_the_same_origin_as_the_host() {
+        let c = cfg(None);
+        let with = |host: &str, origin: &str| {
+            let h = headers(&[("host", host), ("origin", origin)]);
+            origin_acceptable(&c, &h)
+        };
+        assert!(with("localhost:9222", "http://localhost:9222"));
+        assert!(with("LOCALHOST:9222", "http://localhost:9222/"));
+        assert!(with("afhttp.example", "https://afhttp.example"));
+        assert!(with("afhttp.example:443", "https://afhttp.example"));
+        assert!(with("[::1]:9", "http://[::1]:9"));
+        // Another port on the same name is another origin.
+        assert!(!with("localhost:9222", "http://localhost:8080"));
+        assert!(!with("localhost:9222", "http://localhost"));
+        assert!(!with("127.0.0.1:9222", "http://evil.example:9222"));
+        assert!(!with("127.0.0.1:9222", "null"));
+        assert!(!with("127.0.0.1:9222", "file://"));
+        // An allowed host may be the origin (a proxy that rewrites Host).
+        assert!(with("127.0.0.1:9222", "https://mesh.internal"));
+        assert!(
+            origin_acceptable(&c, &headers(&[("host", "x")])),
+            "no Origin"
+        );
+        assert_eq!(port_of("a:80"), Some(80));
+        assert_eq!(port_of("[::1]:9"), Some(9));
+        assert_eq!(port_of("[::1]"), None);
+        assert_eq!(port_of("a"), None);
+    }
+
+    #[test]
+    fn forwarded_proto_is_believed_from_loopback_only() {
+        let tcp = cfg(None);
+        let unix = ListenerConfig::new(ListenAddr::parse("unix:/tmp/x.sock").unwrap());
+        let request = |peer: Option<&str>, proto: Option<&str>| {
+            let mut r = Request::builder().uri("/takeover/panel");
+            if let Some(p) = proto {
+                r = r.header("x-forwarded-proto", p);
+            }
+            let mut r = r.body(axum::body::Body::empty()).unwrap();
+            if let Some(p) = peer {
+                r.extensions_mut()
+                    .insert(ConnectInfo::<SocketAddr>(p.parse().unwrap()));
+            }
+            r
+        };
+        assert!(client_https(
+            &tcp,
+            &request(Some("127.0.0.1:5"), Some("https"))
+        ));
+        assert!(client_https(&tcp, &request(Some("[::1]:5"), Some("HTTPS"))));
+        assert!(client_https(
+            &tcp,
+            &request(Some("[::ffff:127.0.0.1]:5"), Some("https, http"))
+        ));
+        assert!(!client_https(
+            &tcp,
+            &request(Some("192.0.2.9:5"), Some("https"))
+        ));
+        assert!(!client_https(
+            &tcp,
+            &request(Some("127.0.0.1:5"), Some("http"))
+        ));
+        assert!(!client_https(&tcp, &request(Some("127.0.0.1:5"), None)));
+        assert!(
+            !client_https(&tcp, &request(None, Some("https"))),
+            "peer unknown"
+        );
+        assert!(client_https(&unix, &request(None, Some("https"))));
     }
 }

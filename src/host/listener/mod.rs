@@ -19,6 +19,6 @@ pub mod transfer;
 
 pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};
-pub use routes::{router, RouteSpec, ROUTES};
+pub use routes::{router, Handler, RouteSpec, ROUTES};
 pub use serve::{serve, BoundListener};
 pub use state::{HostStatus, HostView, ListenerState, TakeoverUpstream, Upstream};

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, MethodRouter};
+use axum::routing::{any, on, MethodFilter, MethodRouter};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Map, Value};
 
-use super::auth::{self, header_str, Access, ApiError, AuthZone};
+use super::auth::{self, header_str, Access, ApiError, AuthZone, ClientScheme};
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
 use super::takeover;
@@ -20,86 +20,131 @@ use crate::sdk::host_http;
 /// How long the browser gets to answer a DevTools `/json/*` request.
 const DEVTOOLS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// One route and the zone that protects it.
+/// What serves a route; the router maps each to its handler with an exhaustive `match`, so
+/// a new handler cannot be served without a [`RouteSpec`] (and so without an auth zone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handler {
+    /// `/health`.
+    Health,
+    /// `/capabilities`.
+    Capabilities,
+    /// `/json/version`.
+    JsonVersion,
+    /// `/json/list` and `/json`.
+    JsonList,
+    /// `/recent-requests`.
+    RecentRequests,
+    /// `/downloads/{id}`.
+    Download,
+    /// `/uploads`.
+    Upload,
+    /// `/cdp` (WebSocket).
+    CdpBrowser,
+    /// `/cdp/page/{id}` (WebSocket).
+    CdpPage,
+    /// `/takeover/handoff`.
+    TakeoverMint,
+    /// `/takeover/panel` and below.
+    TakeoverPanel,
+}
+
+/// One route: its path, the methods it serves and the zone that protects it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouteSpec {
     /// The axum path (`{id}` for a parameter).
     pub path: &'static str,
+    /// The HTTP methods served; empty means every method (the panel's reverse proxy). Other
+    /// methods are 405 once authorized (unauthorized callers get 401 first).
+    pub methods: &'static [&'static str],
     /// Its authentication zone.
     pub auth: AuthZone,
+    /// What serves it.
+    pub handler: Handler,
 }
 
-/// Every route the listener serves (`/health` only while health is on).
+const fn route(
+    path: &'static str,
+    methods: &'static [&'static str],
+    auth: AuthZone,
+    handler: Handler,
+) -> RouteSpec {
+    RouteSpec {
+        path,
+        methods,
+        auth,
+        handler,
+    }
+}
+
+const GET: &[&str] = &["GET"];
+const POST: &[&str] = &["POST"];
+const ANY: &[&str] = &[];
+
+/// Every route the listener serves (`/health` only while health is on). The router is built
+/// from this table alone; the auth tests walk it, so a route cannot be added without them.
 pub const ROUTES: &[RouteSpec] = &[
-    RouteSpec {
-        path: "/health",
-        auth: AuthZone::Health,
-    },
-    RouteSpec {
-        path: "/capabilities",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/json/version",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/json/version/",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/json/list",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/json/list/",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/json",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/recent-requests",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/downloads/{id}",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/uploads",
-        auth: AuthZone::Control,
-    },
-    RouteSpec {
-        path: "/cdp",
-        auth: AuthZone::Cdp,
-    },
-    RouteSpec {
-        path: "/cdp/page/{id}",
-        auth: AuthZone::Cdp,
-    },
-    RouteSpec {
-        path: "/takeover/handoff",
-        auth: AuthZone::Takeover,
-    },
-    RouteSpec {
-        path: "/takeover/panel",
-        auth: AuthZone::Takeover,
-    },
-    RouteSpec {
-        path: "/takeover/panel/",
-        auth: AuthZone::Takeover,
-    },
-    RouteSpec {
-        path: "/takeover/panel/{*rest}",
-        auth: AuthZone::Takeover,
-    },
+    route("/health", GET, AuthZone::Health, Handler::Health),
+    route(
+        "/capabilities",
+        GET,
+        AuthZone::Control,
+        Handler::Capabilities,
+    ),
+    route(
+        "/json/version",
+        GET,
+        AuthZone::Control,
+        Handler::JsonVersion,
+    ),
+    route(
+        "/json/version/",
+        GET,
+        AuthZone::Control,
+        Handler::JsonVersion,
+    ),
+    route("/json/list", GET, AuthZone::Control, Handler::JsonList),
+    route("/json/list/", GET, AuthZone::Control, Handler::JsonList),
+    route("/json", GET, AuthZone::Control, Handler::JsonList),
+    route(
+        "/recent-requests",
+        GET,
+        AuthZone::Control,
+        Handler::RecentRequests,
+    ),
+    route("/downloads/{id}", GET, AuthZone::Control, Handler::Download),
+    route("/uploads", POST, AuthZone::Control, Handler::Upload),
+    route("/cdp", GET, AuthZone::Cdp, Handler::CdpBrowser),
+    route("/cdp/page/{id}", GET, AuthZone::Cdp, Handler::CdpPage),
+    route(
+        "/takeover/handoff",
+        POST,
+        AuthZone::Takeover,
+        Handler::TakeoverMint,
+    ),
+    route(
+        "/takeover/panel",
+        ANY,
+        AuthZone::Takeover,
+        Handler::TakeoverPanel,
+    ),
+    route(
+        "/takeover/panel/",
+        ANY,
+        AuthZone::Takeover,
+        Handler::TakeoverPanel,
+    ),
+    route(
+        "/takeover/panel/{*rest}",
+        ANY,
+        AuthZone::Takeover,
+        Handler::TakeoverPanel,
+    ),
 ];
 
 type Shared = Arc<ListenerState>;
 
-/// Build the listener's router over `state`.
+/// Build the listener's router over `state`: one sub-router per auth zone, each behind that
+/// zone's middleware, from [`ROUTES`] only.
 pub fn router(state: Arc<ListenerState>) -> Router {
     let mut app: Router<Shared> = Router::new();
     for zone in [
@@ -111,10 +156,10 @@ pub fn router(state: Arc<ListenerState>) -> Router {
         let mut sub: Router<Shared> = Router::new();
         let mut any = false;
         for spec in ROUTES.iter().filter(|r| r.auth == zone) {
-            if spec.path == "/health" && !state.config.health {
+            if spec.handler == Handler::Health && !state.config.health {
                 continue;
             }
-            sub = sub.route(spec.path, handler(spec.path));
+            sub = sub.route(spec.path, method_router(spec));
             any = true;
         }
         if any {
@@ -126,6 +171,8 @@ pub fn router(state: Arc<ListenerState>) -> Router {
                     auth::enforce(zone, s, req, next)
                 },
             );
+            // `route_layer` wraps each route's whole method router (its 405 fallback
+            // included), so an unauthorized caller gets 401 whatever the method.
             app = app.merge(sub.route_layer(layer));
         }
     }
@@ -133,20 +180,40 @@ pub fn router(state: Arc<ListenerState>) -> Router {
         .with_state(state)
 }
 
-fn handler(path: &str) -> MethodRouter<Shared> {
-    match path {
-        "/health" => get(health),
-        "/capabilities" => get(capabilities),
-        "/recent-requests" => get(recent_requests),
-        "/json/version" | "/json/version/" => get(json_version),
-        "/json/list" | "/json/list/" | "/json" => get(json_list),
-        "/downloads/{id}" => get(transfer::download),
-        "/uploads" => any(transfer::upload),
-        "/cdp" => get(proxy::cdp_browser),
-        "/cdp/page/{id}" => get(proxy::cdp_page),
-        "/takeover/handoff" => any(takeover::mint),
-        "/takeover/panel" | "/takeover/panel/" | "/takeover/panel/{*rest}" => any(takeover::panel),
-        _ => get(|| async { ApiError::NOT_FOUND }),
+/// The methods of `spec` as one filter (`None`: every method).
+fn method_filter(spec: &RouteSpec) -> Option<MethodFilter> {
+    spec.methods
+        .iter()
+        .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
+        .filter_map(|m| MethodFilter::try_from(m).ok())
+        .reduce(MethodFilter::or)
+}
+
+fn serve_with<H, T>(filter: Option<MethodFilter>, h: H) -> MethodRouter<Shared>
+where
+    H: axum::handler::Handler<T, Shared>,
+    T: 'static,
+{
+    match filter {
+        Some(f) => on(f, h),
+        None => any(h),
+    }
+}
+
+fn method_router(spec: &RouteSpec) -> MethodRouter<Shared> {
+    let f = method_filter(spec);
+    match spec.handler {
+        Handler::Health => serve_with(f, health),
+        Handler::Capabilities => serve_with(f, capabilities),
+        Handler::RecentRequests => serve_with(f, recent_requests),
+        Handler::JsonVersion => serve_with(f, json_version),
+        Handler::JsonList => serve_with(f, json_list),
+        Handler::Download => serve_with(f, transfer::download),
+        Handler::Upload => serve_with(f, transfer::upload),
+        Handler::CdpBrowser => serve_with(f, proxy::cdp_browser),
+        Handler::CdpPage => serve_with(f, proxy::cdp_page),
+        Handler::TakeoverMint => serve_with(f, takeover::mint),
+        Handler::TakeoverPanel => serve_with(f, takeover::panel),
     }
 }
 
@@ -211,7 +278,11 @@ async fn capabilities(State(state): State<Shared>) -> Response {
     Json(Value::Object(doc)).into_response()
 }
 
-async fn json_version(State(state): State<Shared>, headers: HeaderMap) -> Response {
+async fn json_version(
+    State(state): State<Shared>,
+    scheme: Option<Extension<ClientScheme>>,
+    headers: HeaderMap,
+) -> Response {
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
@@ -222,14 +293,18 @@ async fn json_version(State(state): State<Shared>, headers: HeaderMap) -> Respon
     if let Value::Object(map) = &mut doc {
         map.insert(
             "webSocketDebuggerUrl".into(),
-            json!(format!("{}/cdp", ws_base(&headers))),
+            json!(format!("{}/cdp", ws_base(&headers, scheme))),
         );
         strip_frontend(map);
     }
     Json(doc).into_response()
 }
 
-async fn json_list(State(state): State<Shared>, headers: HeaderMap) -> Response {
+async fn json_list(
+    State(state): State<Shared>,
+    scheme: Option<Extension<ClientScheme>>,
+    headers: HeaderMap,
+) -> Response {
     let Some(upstream) = state.view.upstream() else {
         return ApiError::CDP_UNAVAILABLE.into_response();
     };
@@ -237,7 +312,7 @@ async fn json_list(State(state): State<Shared>, headers: HeaderMap) -> Response 
         Ok(doc) => doc,
         Err(refusal) => return refusal.into_response(),
     };
-    let base = ws_base(&headers);
+    let base = ws_base(&headers, scheme);
     if let Value::Array(targets) = &mut doc {
         for target in targets.iter_mut().filter_map(Value::as_object_mut) {
             let id = target.get("id").and_then(Value::as_str).map(str::to_string);
@@ -258,10 +333,16 @@ async fn json_list(State(state): State<Shared>, headers: HeaderMap) -> Response 
     Json(doc).into_response()
 }
 
-/// `ws://<Host>` as the client addressed us (TLS termination is not handled here).
-fn ws_base(headers: &HeaderMap) -> String {
+/// `ws://<Host>` as the client addressed us; `wss://` when it used https (through a
+/// trusted TLS-terminating proxy, see [`auth::client_https`]).
+fn ws_base(headers: &HeaderMap, scheme: Option<Extension<ClientScheme>>) -> String {
     let host = header_str(headers, header::HOST).unwrap_or("localhost");
-    format!("ws://{host}")
+    let ws = if scheme.is_some_and(|s| s.https) {
+        "wss"
+    } else {
+        "ws"
+    };
+    format!("{ws}://{host}")
 }
 
 fn strip_frontend(map: &mut Map<String, Value>) {
@@ -278,4 +359,36 @@ pub(super) async fn fetch_json(http_base: &str, path: &str) -> Result<Value, Api
         .map(|r| r.body)
         .filter(|body| !body.is_null())
         .ok_or(ApiError::CDP_UNAVAILABLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_route_table_is_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in ROUTES {
+            assert!(seen.insert(spec.path), "{} twice", spec.path);
+            assert!(spec.path.starts_with('/'), "{}", spec.path);
+            // Every listed method is one axum can filter on (else the filter would silently
+            // widen to every method).
+            assert_eq!(
+                method_filter(spec).is_some(),
+                !spec.methods.is_empty(),
+                "{}",
+                spec.path
+            );
+            let expected = if spec.path.starts_with("/takeover/") {
+                AuthZone::Takeover
+            } else if spec.path.starts_with("/cdp") {
+                AuthZone::Cdp
+            } else if spec.path == "/health" {
+                AuthZone::Health
+            } else {
+                AuthZone::Control
+            };
+            assert_eq!(spec.auth, expected, "{}", spec.path);
+        }
+    }
 }

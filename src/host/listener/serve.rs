@@ -53,8 +53,10 @@ pub async fn serve(
             let local = listener
                 .local_addr()
                 .map_err(|e| AfError::io("cannot read the bound address", &e))?;
+            // The peer address decides whether `X-Forwarded-Proto` is believed.
+            let service = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
             let join = tokio::spawn(async move {
-                let _ = axum::serve(listener, app)
+                let _ = axum::serve(listener, service)
                     .with_graceful_shutdown(stop)
                     .await;
             });

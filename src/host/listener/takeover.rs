@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper_util::rt::TokioIo;
@@ -79,13 +79,15 @@ pub async fn enforce(State(state): State<Shared>, request: Request, next: Next) 
     }
 }
 
-/// Host (DNS rebinding) and WebSocket Origin checks for a request without a bearer header.
+/// Host (DNS rebinding) and Origin checks for a request without a bearer header: the Host
+/// must be an IP, `localhost` or an allowed name, and an `Origin` (browsers send one on
+/// WebSocket upgrades and on non-GET requests) must be the same origin. The session cookie is
+/// `SameSite=Strict` as well; this holds even for a browser that ignores SameSite.
 fn cookie_request_checks(state: &ListenerState, headers: &HeaderMap) -> Result<(), ApiError> {
     if !auth::host_acceptable(&state.config, header_str(headers, header::HOST)) {
         return Err(ApiError::FORBIDDEN_HOST);
     }
-    let upgrade = header_str(headers, header::UPGRADE).is_some();
-    if upgrade && !auth::origin_acceptable(&state.config, headers) {
+    if !auth::origin_acceptable(&state.config, headers) {
         return Err(ApiError::FORBIDDEN_ORIGIN);
     }
     Ok(())
@@ -100,12 +102,12 @@ fn spend(state: &ListenerState, request: &Request, id: &str) -> Response {
     let Some(session) = state.handoffs.exchange(id) else {
         return ApiError::UNAUTHORIZED.into_response();
     };
-    let secure = request.uri().scheme_str() == Some("https")
-        || header_str(
-            request.headers(),
-            HeaderName::from_static("x-forwarded-proto"),
-        )
-        .is_some_and(|p| p.eq_ignore_ascii_case("https"));
+    // `Secure` when the client used https: directly, or per `X-Forwarded-Proto` from a
+    // trusted (loopback) reverse proxy only.
+    let secure = request
+        .extensions()
+        .get::<auth::ClientScheme>()
+        .is_some_and(|s| s.https);
     let cookie = format!(
         "{COOKIE}={}; Path=/takeover; Max-Age={}; HttpOnly; SameSite=Strict{}",
         session.id,

@@ -184,6 +184,19 @@ async fn drive(
         .max(Instant::now());
     trace.set("wait", json!(req.browser.wait.to_string()));
     let readiness = wait::wait(conn, s, state, &req.browser, nav_start, wait_deadline).await?;
+    let refused = {
+        let st = lock(state);
+        st.network.document().and_then(|d| {
+            navigate::egress_refusal(
+                d.status().unwrap_or(0),
+                &d.response_headers(),
+                req.url.as_str(),
+            )
+        })
+    };
+    if let Some(e) = refused {
+        return Err(e);
+    }
     trace.set("readiness", readiness.signals);
     trace.timing("wait", ms_since(wait_started));
     let mut warnings: Vec<Warning> = readiness.warning.into_iter().collect();

@@ -211,14 +211,50 @@ pub async fn navigate(
     }
     match result["errorText"].as_str() {
         Some(text) if !text.is_empty() => match error_code(text) {
-            Some(code) => Err(AfError::new(
-                code,
-                format!("navigation to {} failed: {text}", req.url),
-            )),
+            Some(code) => {
+                let url = crate::sdk::redact::url(req.url.as_str());
+                let e = AfError::new(code, format!("navigation to {url} failed: {text}"));
+                Err(if text.contains("ERR_TUNNEL_CONNECTION_FAILED") {
+                    e.with_hint(
+                        "the host's proxy could not open a tunnel: the target may be refused by \
+                         its egress policy (private or link-local address), unreachable, or \
+                         its --proxy-url failed",
+                    )
+                } else {
+                    e
+                })
+            }
             None => Ok(false),
         },
         _ => Ok(false),
     }
+}
+
+/// The host's egress proxy answered the document instead of the target (see
+/// `host::egress`): its `x-afhttp-egress` header (on a 403/502 of its own) names why.
+pub fn egress_refusal(status: u16, headers: &[(String, String)], url: &str) -> Option<AfError> {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let code = match (status, get("x-afhttp-egress")?) {
+        (403, "denied") => ErrorCode::EgressDenied,
+        (502, "dns") => ErrorCode::DnsResolutionFailed,
+        (502, "unreachable") => ErrorCode::TargetUnreachable,
+        _ => return None,
+    };
+    let detail = get("x-afhttp-egress-detail").unwrap_or("refused by the host's proxy");
+    let url = crate::sdk::redact::url(url);
+    let mut e = AfError::new(code, format!("navigation to {url} failed: {detail}"));
+    if code == ErrorCode::EgressDenied {
+        e = e.with_hint(
+            "the host refuses this address; its operator can add --egress-allow, or fetch it \
+             from the driver with --render none",
+        );
+    }
+    Some(e)
 }
 
 /// The stable code for a `Page.navigate` `errorText`; `None` when the page still loaded

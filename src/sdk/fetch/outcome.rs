@@ -117,12 +117,13 @@ impl FetchOutcome {
             .map(|(_, p)| p.as_path())
     }
 
-    /// The `result` object (without `code`).
+    /// The `result` object (without `code`). A password in the URLs' userinfo is printed as
+    /// `***`, as in network.json: results end up in agents' logs.
     pub fn to_json(&self) -> Value {
         let mut v = json!({
             "request_id": self.request_id,
-            "url": self.url,
-            "final_url": self.final_url,
+            "url": crate::sdk::redact::url(&self.url),
+            "final_url": crate::sdk::redact::url(&self.final_url),
             "status": self.status,
         });
         if let Some(ct) = &self.content_type {

@@ -279,10 +279,18 @@ pub fn response(r: &Value) -> Response {
         Some(port) => format!("{ip}:{port}"),
         None => ip,
     });
+    let headers = header_pairs(&r["headers"]);
+    // Behind the host's egress proxy the browser only knows the proxy's address; the proxy
+    // names the server it connected to (plain HTTP only).
+    let remote_address = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("x-afhttp-remote-address"))
+        .map(|(_, v)| v.clone())
+        .or(remote_address);
     Response {
         status: r["status"].as_u64().map_or(0, |n| n as u16),
         status_text: s(r, "statusText"),
-        headers: header_pairs(&r["headers"]),
+        headers,
         mime_type: s(r, "mimeType"),
         protocol: opt_s(r, "protocol"),
         remote_address,
