@@ -107,11 +107,18 @@ pub struct RunningHost {
     pub local: String,
     /// The ready document printed as `host_ready`.
     pub ready: Value,
+    view: Arc<LiveView>,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<(), AfError>>,
 }
 
 impl RunningHost {
+    /// A browser-level CDP connection to the current browser, already open (the download
+    /// keeper's), for a driver in this same process; `None` when there is none.
+    pub fn browser_connection(&self) -> Option<Arc<crate::sdk::cdp::CdpConnection>> {
+        self.view.downloads.connection()
+    }
+
     /// Stop in order (listener, browser, profile) and wait for it.
     pub async fn stop(self) -> Result<(), AfError> {
         let _ = self.stop.send(());
@@ -262,7 +269,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     };
     let task = tokio::spawn(supervise(
         supervised,
-        view,
+        Arc::clone(&view),
         bound,
         listener_stop_tx,
         stop_rx,
@@ -271,6 +278,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     Ok(RunningHost {
         local,
         ready,
+        view,
         stop: stop_tx,
         task,
     })
