@@ -45,6 +45,17 @@ def timed(argv, env=None):
     return time.perf_counter() - t
 
 
+def timed_trace(argv, env=None):
+    """Like `timed`, also returning the fetch event's `trace.timings_ms`."""
+    t = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{p.stdout.decode()[:1500]}\n{p.stderr.decode()[-1500:]}")
+    event = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    return elapsed, (event.get("trace") or {}).get("timings_ms", {})
+
+
 def browser_start_alone(env):
     """Launch Chromium with afhttp's flags; time until it answers its first CDP command
     (`Target.createTarget` on the browser socket); kill it.
@@ -101,6 +112,7 @@ def start_host(env, binary=BIN):
 
 def main():
     env = bench_env()
+    load_start = os.getloadavg()[0]
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-browser-")
@@ -132,11 +144,20 @@ def main():
         samples["raw spa"].append(timed(raw("/spa"), env))
     host.terminate()
     host.wait(timeout=15)
-    for _ in range(max(5, RUNS // 2)):
-        samples["inline cold"].append(timed([BIN, "fetch", base + "/small", "--render", "always", "--want", want, "--wait", "load",
-                                             "--out", out()], env))
+    # Only directories that appear during this run count: the machine may be shared.
+    def inline_dirs():
+        return {e for e in os.listdir(tempfile.gettempdir()) if e.startswith(("afhttp-inline-", "afhttp-profile-"))}
+
+    before = inline_dirs()
+    stages = {}
+    for _ in range(max(7, RUNS // 2)):
+        elapsed, timings = timed_trace([BIN, "fetch", base + "/small", "--render", "always", "--want", want, "--wait", "load",
+                                        "--out", out()], env)
+        samples["inline cold"].append(elapsed)
+        for k, v in timings.items():
+            stages.setdefault(k, []).append(v)
         samples["browser start"].append(browser_start_alone(env))
-    leftovers = [e for e in os.listdir(tempfile.gettempdir()) if e.startswith(("afhttp-inline-", "afhttp-profile-"))]
+    leftovers = sorted(inline_dirs() - before)
     shutil.rmtree(tmp, ignore_errors=True)
     srv.shutdown()
 
@@ -157,9 +178,12 @@ def main():
         return "met" if ok else "NOT met"
 
     rows = "\n".join(f"| {k} | {m:.0f} | {len(samples[k])} |" for k, m in med.items())
+    # inline_host_start is part of host_connect, which times the whole way to a connection.
+    stage_rows = "\n".join(f"| {k} | {statistics.median(v):.0f} |" for k, v in stages.items())
     summary = f"""## Browser path (issue: browser host)
 
-Measured {stamp} on {platform.node()} ({os.cpu_count()} cores), Debian Chromium, {RUNS} warm runs per case.
+Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, 1-min load average {load_start:.1f} at the start and
+{os.getloadavg()[0]:.1f} at the end: other work on the machine inflates every case), Debian Chromium, {RUNS} warm runs per case.
 Warm cases: one `afhttp host`; `afhttp fetch --render always --want {want} --wait idle
 --readiness-idle-ms 500` (a whole process per fetch) vs `bench/raw_cdp.py` (also a whole
 process: Python start, WebSocket, new tab, navigate, load + 500 ms network quiet, outerHTML,
@@ -168,6 +192,13 @@ innerText, full-page screenshot, close) on the same host's `/cdp`, alternating.
 | Case | median ms | runs |
 | --- | --- | --- |
 {rows}
+
+Where an inline cold fetch's time goes (medians of its `trace.timings_ms`; `host_connect`
+includes `inline_host_start`):
+
+| Stage | median ms |
+| --- | --- |
+{stage_rows}
 
 | Target | Measured | Verdict |
 | --- | --- | --- |

@@ -57,6 +57,7 @@ def group_rss_kib(pgid):
 
 def main():
     env = run_browser.bench_env()
+    load_start = os.getloadavg()[0]
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-conc-")
@@ -166,7 +167,8 @@ def main():
                              for w, (fps, h, b) in scaling.items())
     summary = f"""## Parallel fetches and host memory (issue: deep capture)
 
-Measured {stamp} on {platform.node()} ({os.cpu_count()} cores), Debian Chromium, one warm `afhttp host`,
+Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, 1-min load average {load_start:.1f} at the start and
+{os.getloadavg()[0]:.1f} at the end: other work on the machine inflates every case), Debian Chromium, one warm `afhttp host`,
 {ROUNDS} alternating rounds. Each fetch is a whole `afhttp fetch --render always` process on the SPA
 page with rendered_html, text, screenshot, network, console and observation.
 

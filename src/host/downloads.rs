@@ -121,6 +121,8 @@ impl Downloads {
 pub struct DownloadKeeper {
     registry: Arc<Downloads>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The keeper's browser-level connection, which an in-process driver may share.
+    conn: Mutex<Option<Arc<CdpConnection>>>,
 }
 
 impl DownloadKeeper {
@@ -129,11 +131,12 @@ impl DownloadKeeper {
     /// the Browser download domain keeps serving, with a warning in the log.
     pub async fn attach(&self, browser_ws_url: &str, dir: &Path) {
         match keep(browser_ws_url, dir, Arc::clone(&self.registry)).await {
-            Ok(task) => {
+            Ok((task, conn)) => {
                 let mut slot = self.task.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(old) = slot.replace(task) {
                     old.abort();
                 }
+                *self.conn.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn);
             }
             Err(e) => log(
                 Level::Warn,
@@ -148,24 +151,37 @@ impl DownloadKeeper {
         self.registry.get(guid)
     }
 
+    /// The current browser's CDP connection the keeper holds open (`None` before the first
+    /// attach succeeded or after [`DownloadKeeper::stop`]). An inline host's own fetch drives
+    /// the browser over it: no second WebSocket, no listener hop.
+    pub fn connection(&self) -> Option<Arc<CdpConnection>> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .filter(|c| !c.is_closed())
+    }
+
     /// Stop keeping (host shutdown).
     pub fn stop(&self) {
         let taken = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(task) = taken {
             task.abort();
         }
+        self.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
 /// Make `dir` (0700), point the browser at `browser_ws_url`'s downloads there, and keep the
 /// connection open in a task that records events into `registry` until the browser goes.
 ///
-/// Returns once the behavior is in force, so no client can start a download before it.
+/// Returns once the behavior is in force, so no client can start a download before it,
+/// with the connection (which stays open while the task or any other holder keeps it).
 pub async fn keep(
     browser_ws_url: &str,
     dir: &Path,
     registry: Arc<Downloads>,
-) -> Result<tokio::task::JoinHandle<()>, AfError> {
+) -> Result<(tokio::task::JoinHandle<()>, Arc<CdpConnection>), AfError> {
     crate::fsutil::create_private_dir_all(dir)?;
     registry.reset(dir);
     let conn = CdpConnection::connect_devtools(browser_ws_url, CALL_TIMEOUT).await?;
@@ -179,9 +195,10 @@ pub async fn keep(
         CALL_TIMEOUT,
     )
     .await?;
-    Ok(tokio::spawn(async move {
+    let held = Arc::clone(&conn);
+    let task = tokio::spawn(async move {
         // The connection lives as long as this task: dropping it would reset the behavior.
-        let _conn = conn;
+        let _conn = held;
         while let Some(ev) = events.recv().await {
             if !ev.method.starts_with("Browser.download") {
                 continue;
@@ -206,7 +223,8 @@ pub async fn keep(
             }
         }
         log(Level::Debug, "download keeper stopped", json!({}));
-    }))
+    });
+    Ok((task, conn))
 }
 
 #[cfg(test)]

@@ -51,6 +51,11 @@ impl InlineHost {
         })
     }
 
+    /// A CDP connection straight to the browser (no listener hop), when one is open.
+    pub fn browser_connection(&self) -> Option<std::sync::Arc<crate::sdk::cdp::CdpConnection>> {
+        self.running.as_ref()?.browser_connection()
+    }
+
     /// Stop it in order and wait.
     pub async fn stop(mut self) {
         if let Some(r) = self.running.take() {

@@ -179,18 +179,53 @@ impl Drop for GroupChild {
     }
 }
 
-/// Send `signal` to every process in group `pgid`; a group that is already gone is fine.
 /// SIGKILL the whole group led by `child` and wait (bounded) until the leader is reaped and
 /// no member is left.
 pub(crate) async fn kill_group_and_wait(pgid: u32, child: &mut Child) {
     signal_group(pgid, Signal::SIGKILL);
+    // A killed group gains no members (a fork racing the kill fails), so /proc is scanned
+    // once for them and only they are polled after: a full scan costs milliseconds on a
+    // busy machine, every 5 ms.
+    let members = group_members(pgid);
     let _ = timeout(AFTER_KILL, child.wait()).await;
     let deadline = Instant::now() + AFTER_KILL;
-    while Instant::now() < deadline && group_alive(pgid) {
-        sleep(Duration::from_millis(5)).await;
+    match members {
+        Some(mut pids) => loop {
+            pids.retain(|&pid| in_group(pid, pgid));
+            if pids.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            sleep(Duration::from_millis(5)).await;
+        },
+        None => {
+            while Instant::now() < deadline && group_alive(pgid) {
+                sleep(Duration::from_millis(5)).await;
+            }
+        }
     }
 }
 
+/// Pids of group `pgid`'s live members, from one scan of `/proc` (`None` without `/proc`).
+fn group_members(pgid: u32) -> Option<Vec<u32>> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    Some(
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| in_group(pid, pgid))
+            .collect(),
+    )
+}
+
+/// Whether process `pid` is alive (not a zombie) and in group `pgid`.
+fn in_group(pid: u32, pgid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| parse_stat(&stat))
+        .is_some_and(|(state, pgrp)| state != 'Z' && state != 'X' && pgrp == pgid)
+}
+
+/// Send `signal` to every process in group `pgid`; a group that is already gone is fine.
 pub(crate) fn signal_group(pgid: u32, signal: Signal) {
     if let Ok(raw) = i32::try_from(pgid) {
         // ESRCH (nobody left) is the expected outcome late in a shutdown.

@@ -63,6 +63,18 @@ impl ActiveProfile {
         }
     }
 
+    /// Start deleting an ephemeral profile's files off the async runtime (`None` for a
+    /// persistent one, which is kept). Dropping the profile still removes whatever is left.
+    pub fn sweep(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let ActiveProfile::Ephemeral(dir) = self else {
+            return None;
+        };
+        let path = dir.path().to_path_buf();
+        Some(tokio::task::spawn_blocking(move || {
+            let _ = std::fs::remove_dir_all(path);
+        }))
+    }
+
     /// Where downloads land.
     pub fn downloads_dir(&self) -> PathBuf {
         self.path().join(profile::DOWNLOADS_DIR)

@@ -118,11 +118,18 @@ pub struct RunningHost {
     pub local: String,
     /// The ready document printed as `host_ready`.
     pub ready: Value,
+    view: Arc<LiveView>,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<(), AfError>>,
 }
 
 impl RunningHost {
+    /// A browser-level CDP connection to the current browser, already open (the download
+    /// keeper's), for a driver in this same process; `None` when there is none.
+    pub fn browser_connection(&self) -> Option<Arc<crate::sdk::cdp::CdpConnection>> {
+        self.view.downloads.connection()
+    }
+
     /// Stop in order (listener, browser, profile) and wait for it.
     pub async fn stop(self) -> Result<(), AfError> {
         let _ = self.stop.send(());
@@ -287,12 +294,13 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         display_dir,
         uploads,
     };
+    let supervised_view = Arc::clone(&view);
     let task = tokio::spawn(async move {
         // The egress proxy lives as long as the supervisor (browser relaunches reuse it).
         let _egress = egress;
         supervise(
             supervised,
-            view,
+            supervised_view,
             bound,
             listener_stop_tx,
             stop_rx,
@@ -303,6 +311,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     Ok(RunningHost {
         local,
         ready,
+        view,
         stop: stop_tx,
         task,
     })

@@ -79,7 +79,14 @@ pub(crate) async fn supervise(
         stop_browser(&mut s.browser).await;
     } else {
         // An ephemeral profile is deleted next: nothing on disk is worth a graceful close.
+        // Its files go while the killed group is being torn down; anything a dying process
+        // still wrote goes with the profile itself below.
+        s.browser.kill_signal();
+        let sweep = s.profile.sweep();
         s.browser.kill_now().await;
+        if let Some(sweep) = sweep {
+            let _ = sweep.await;
+        }
     }
     log(Level::Debug, "browser stopped", json!({"ms": ms(stopping)}));
     if let Some((d, _)) = s.display.as_mut() {

@@ -80,11 +80,21 @@ impl Client {
     #[cfg(feature = "host")]
     pub async fn inline_ephemeral() -> Result<Client, AfError> {
         let host = crate::host::inline::InlineHost::start(None).await?;
-        let client = Client::new(host.endpoint.clone());
+        let mut client = Client::new(host.endpoint.clone());
+        if let Some(conn) = host.browser_connection() {
+            client = client.with_connection(conn);
+        }
         if let Ok(mut slot) = client.inline.lock() {
             *slot = Some(host);
         }
         Ok(client)
+    }
+
+    /// Start from an open CDP connection instead of opening one on first use (an in-process
+    /// host's own connection to its browser); a closed one is replaced as usual.
+    pub fn with_connection(mut self, conn: Arc<CdpConnection>) -> Client {
+        self.cdp = Arc::new(Mutex::new(Some(conn)));
+        self
     }
 
     /// Use a bearer token.

@@ -71,6 +71,14 @@ impl RunningBrowser {
         self.stopped = true;
     }
 
+    /// Send SIGKILL to the whole process group without waiting (see
+    /// [`RunningBrowser::kill_now`]).
+    pub fn kill_signal(&self) {
+        if !self.stopped {
+            signal_group(self.pid, Signal::SIGKILL);
+        }
+    }
+
     /// Kill the whole process group at once and wait until it is gone (bounded). For a
     /// browser whose profile is deleted next: there is nothing on disk worth a clean exit.
     pub async fn kill_now(&mut self) {

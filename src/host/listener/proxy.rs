@@ -51,8 +51,12 @@ pub(crate) async fn cdp_browser(
     let request_id = param("request_id")
         .filter(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
     // Held until this client is attached: a switch in progress finishes first, and a switch
-    // this client asks for is not interleaved with another.
-    let switching = state.switching.lock().await;
+    // this client may ask for is not interleaved with another. Clients that name no profile
+    // only share the lock, so their upstream connects run side by side.
+    let switching = match &profile {
+        Some(_) => (Some(state.switching.write().await), None),
+        None => (None, Some(state.switching.read().await)),
+    };
     if let Some(name) = profile.filter(|name| !state.view.profile_is_active(name)) {
         let drain = state.clone();
         let before_stop = Box::pin(async move {

@@ -103,9 +103,10 @@ pub struct ListenerState {
     disconnect: watch::Sender<Disconnect>,
     /// How many proxied WebSockets are open.
     clients: watch::Sender<usize>,
-    /// Held for the whole of a profile switch; new `/cdp` clients wait on it so they attach
-    /// to the browser that comes out of the switch, not the one being stopped.
-    pub(crate) switching: tokio::sync::Mutex<()>,
+    /// Written for the whole of a profile switch (and by every client that names a profile);
+    /// other new `/cdp` clients read it, so they attach to the browser that comes out of a
+    /// switch, not the one being stopped, without queueing behind each other.
+    pub(crate) switching: tokio::sync::RwLock<()>,
     /// Files drivers uploaded (`POST /uploads`), removed when the host stops.
     pub uploads: Arc<super::transfer::UploadStore>,
     /// Takeover handoffs and sessions (in memory: a restart invalidates them).
@@ -154,7 +155,7 @@ impl ListenerState {
             started: Instant::now(),
             disconnect,
             clients,
-            switching: tokio::sync::Mutex::new(()),
+            switching: tokio::sync::RwLock::new(()),
             uploads: Arc::default(),
             handoffs: super::handoff::HandoffStore::default(),
             slots,

@@ -319,9 +319,19 @@ async fn screenshot(
     let width = size["width"].as_f64().unwrap_or(0.0).ceil().max(1.0);
     let height = size["height"].as_f64().unwrap_or(0.0).ceil().max(1.0);
     let clipped = height > MAX_SCREENSHOT_HEIGHT;
+    // A page that fits the viewport is captured as it is on screen: capturing beyond the
+    // viewport makes the browser resize, lay out and paint the page again for the same pixels.
+    let viewport = &m["cssLayoutViewport"];
+    let fits = viewport["clientWidth"]
+        .as_f64()
+        .zip(viewport["clientHeight"].as_f64())
+        .is_some_and(|(w, h)| width <= w && height <= h);
+    // `optimizeForSpeed` picks faster (still lossless) PNG compression: the same pixels in a
+    // somewhat larger file, for much less of the renderer's CPU, which parallel fetches share.
     let params = json!({
         "format": "png",
-        "captureBeyondViewport": true,
+        "optimizeForSpeed": true,
+        "captureBeyondViewport": !fits,
         "clip": {"x": 0, "y": 0, "width": width, "height": height.min(MAX_SCREENSHOT_HEIGHT), "scale": 1},
     });
     let r = match cx

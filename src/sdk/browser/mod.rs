@@ -72,6 +72,7 @@ pub async fn browser_fetch(
             .with_streams(req.browser.capture_ws, req.browser.capture_sse),
         console: Vec::new(),
         downloads: Vec::new(),
+        changed: Arc::default(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
     let collector = session::collect(events, state.clone(), paused_tx);
@@ -141,14 +142,23 @@ async fn drive(
     let network_params =
         network::bodies::enable_params(body_mode, req.browser.network_body_max_bytes);
     // Pipelined, not one round trip each: the browser runs a session's commands in order
-    // anyway, and on a cold tab every round trip waits on a busy browser.
-    let enables = [
+    // anyway, and on a cold tab every round trip waits on a busy browser. Runtime and Log
+    // only feed console.json, so a fetch that does not want it leaves them off (fewer events
+    // for the renderer to send and for us to fold).
+    let wants_console = req
+        .want
+        .as_ref()
+        .is_none_or(|w| w.contains(&Artifact::Console));
+    let mut enables = vec![
         ("Page.enable", json!({})),
         ("Network.enable", network_params),
-        ("Runtime.enable", json!({})),
-        ("Log.enable", json!({})),
-    ]
-    .map(|(method, params)| conn.send(Some(s), method, params, t));
+    ];
+    if wants_console {
+        enables.extend([("Runtime.enable", json!({})), ("Log.enable", json!({}))]);
+    }
+    let enables = enables
+        .into_iter()
+        .map(|(method, params)| conn.send(Some(s), method, params, t));
     // Crash notifications; not every backend has the domain.
     let inspector = conn.send(Some(s), "Inspector.enable", json!({}), t);
     let readiness = conn.send(

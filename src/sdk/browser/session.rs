@@ -35,6 +35,9 @@ pub struct PageState {
     pub console: Vec<Value>,
     /// Downloads the tab started (`Page.download*`).
     pub downloads: Vec<super::download::TabDownload>,
+    /// Signalled after every folded event, so a waiter reacts at once instead of on its
+    /// next poll (one permit is kept when nobody waits).
+    pub changed: Arc<tokio::sync::Notify>,
 }
 
 /// Shared handle to the page state.
@@ -176,8 +179,12 @@ pub fn collect(
                 let _ = paused.send(ev.params);
                 continue;
             }
-            let mut st = lock(&state);
-            on_event(&mut st, &ev.method, &ev.params);
+            let changed = {
+                let mut st = lock(&state);
+                on_event(&mut st, &ev.method, &ev.params);
+                Arc::clone(&st.changed)
+            };
+            changed.notify_one();
         }
     })
 }

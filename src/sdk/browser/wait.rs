@@ -56,6 +56,7 @@ pub async fn wait(
             .saturating_duration_since(now)
             .clamp(Duration::from_millis(200), Duration::from_secs(5))
     };
+    let changed = std::sync::Arc::clone(&lock(state).changed);
     let timed_out = loop {
         let now = Instant::now();
         let (loaded, doc_responded, inflight, quiet) = {
@@ -110,7 +111,21 @@ pub async fn wait(
         if Instant::now() >= deadline {
             break true;
         }
-        tokio::time::sleep(TICK.min(deadline.saturating_duration_since(Instant::now()))).await;
+        // Sleep until the next event, the moment the network-quiet window would be reached,
+        // or the next poll, whichever is first: a fixed poll alone would add up to a whole
+        // tick after the load event or the quiet window on every fetch.
+        let mut nap = TICK.min(deadline.saturating_duration_since(Instant::now()));
+        if (loaded.is_some() || doc_responded) && inflight == 0 {
+            let to_idle = Duration::from_millis(opts.readiness_idle_ms.saturating_sub(quiet));
+            nap = nap.min(to_idle.max(Duration::from_millis(1)));
+        }
+        // A selector is only seen by evaluating it, so those waits keep the plain poll rather
+        // than evaluating once per network event.
+        let polled = matches!(opts.wait, Wait::Selector(_) | Wait::SelectorVisible(_));
+        tokio::select! {
+            () = changed.notified(), if !polled => {}
+            () = tokio::time::sleep(nap) => {}
+        }
     };
     if seen.probe.is_null() {
         let t = call_timeout(Instant::now());

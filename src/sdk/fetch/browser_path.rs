@@ -111,7 +111,12 @@ impl BrowserSlot {
             started.elapsed().as_secs_f64() * 1000.0,
         );
         trace.set("browser_host", json!("inline"));
-        let client = Client::new(host.endpoint.clone());
+        let mut client = Client::new(host.endpoint.clone());
+        // Drive the browser over the host's own connection: the listener would only splice
+        // a second WebSocket onto the same browser.
+        if let Some(conn) = host.browser_connection() {
+            client = client.with_connection(conn);
+        }
         self.inline = Some(host);
         Ok(client)
     }

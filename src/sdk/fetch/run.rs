@@ -81,7 +81,15 @@ pub async fn fetch_with(
     }
 
     // Everything that can refuse the request is checked before the first file is written.
-    let client = client::build(&req.transport).map_err(|e| fail(e, &trace))?;
+    // Only an HTTP attempt needs the client; a fetch that starts in the browser just has its
+    // transport options checked.
+    let client = match escalated {
+        None => Some(client::build(&req.transport).map_err(|e| fail(e, &trace))?),
+        Some(_) => {
+            client::check(&req.transport).map_err(|e| fail(e, &trace))?;
+            None
+        }
+    };
     let loaded_jar = match &req.cookie_jar {
         Some(path) => jar::read_jar_file(path).map_err(|e| fail(e, &trace))?,
         None => jar::CookieJar::default(),
@@ -101,9 +109,10 @@ pub async fn fetch_with(
             ..CookieState::default()
         };
         let run = async {
-            if escalated.is_none() {
+            // `escalated` never goes back to `None`, so the client exists whenever it is.
+            if let Some(client) = client.as_ref().filter(|_| escalated.is_none()) {
                 match attempt_once(
-                    &client,
+                    client,
                     &req,
                     &mut out,
                     &mut cookies,

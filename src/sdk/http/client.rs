@@ -11,6 +11,19 @@ pub fn default_user_agent() -> String {
 
 /// Build the client. Ambient `HTTP_PROXY`/`HTTPS_PROXY` are never honoured.
 pub fn build(transport: &TransportOptions) -> Result<reqwest::Client, AfError> {
+    configure(transport)?
+        .build()
+        .map_err(|e| AfError::invalid(format!("cannot configure the HTTP client: {e}")))
+}
+
+/// Refuse what [`build`] would refuse (proxy URL, CA file) without building the client:
+/// building loads the system trust store, which a fetch that goes straight to a browser
+/// never uses.
+pub fn check(transport: &TransportOptions) -> Result<(), AfError> {
+    configure(transport).map(drop)
+}
+
+fn configure(transport: &TransportOptions) -> Result<reqwest::ClientBuilder, AfError> {
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -49,7 +62,5 @@ pub fn build(transport: &TransportOptions) -> Result<reqwest::Client, AfError> {
     if transport.tls_insecure {
         builder = builder.danger_accept_invalid_certs(true);
     }
-    builder
-        .build()
-        .map_err(|e| AfError::invalid(format!("cannot configure the HTTP client: {e}")))
+    Ok(builder)
 }
