@@ -121,12 +121,12 @@ def write_doc():
     """docs/benchmarks.md = header + the latest summary of each benchmark script."""
     header = ("# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py` for the HTTP path, "
               "`bench/run_browser.py` for the browser path, `bench/run_concurrency.py` for parallel fetches and "
-              "host memory, `bench/observation_growth.py` for capture vs DOM size), except the container section, "
+              "host memory, `bench/observation_growth.py` for capture vs DOM size, `bench/fuzz.sh` for time-boxed fuzzing), except the container section, "
               "which comes from the container test runs; raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
     parts = [header]
     for name in ("summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
-                 "summary-container.md"):
+                 "summary-container.md", "summary-fuzz.md"):
         path = os.path.join(ROOT, "bench", name)
         if os.path.exists(path):
             with open(path) as f:

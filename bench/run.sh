@@ -13,4 +13,6 @@ python3 -c 'import websockets' >/dev/null 2>&1 || python3 -m pip install -q webs
 python3 bench/run.py "$@"
 python3 bench/run_browser.py "$@"
 python3 bench/run_concurrency.py "$@"
-exec python3 bench/observation_growth.py "$@"
+python3 bench/observation_growth.py "$@"
+# Time-boxed fuzzing (nightly; FUZZ_SECONDS per target, default 60).
+exec bench/fuzz.sh
