@@ -60,7 +60,7 @@ done
 {
   echo "## Fuzzing"
   echo
-  echo "\`bench/fuzz.sh\` ($(date -u +%F), $(nproc) cores shared with other work, $(rustc +nightly --version | cut -d' ' -f2-3)):"
+  echo "\`bench/fuzz.sh\` ($(date -u +%F), $(nproc) cores shared with other work, rustc $(rustc +nightly --version | cut -d' ' -f2)):"
   echo "each \`cargo fuzz\` target ran ${secs} s from its committed seed corpus (\`fuzz/corpus/<target>/\`)."
   echo "Corpus is seed files → inputs kept at the end (libFuzzer's count/size); coverage is libFuzzer's"
   echo "edge count. Every crash becomes a regression test and an entry in \`docs/regressions.md\`;"
