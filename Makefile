@@ -1,5 +1,5 @@
 # The two commands of README.md, plus helpers. `.ci/run` calls `make test`.
-.PHONY: demo test docs bench lint
+.PHONY: demo test docs bench fuzz lint
 
 demo: ## Build, serve the bundled demo site, fetch it, show the artifacts.
 	./scripts/demo.sh
@@ -13,6 +13,9 @@ docs: ## Regenerate docs/cli.md from the command line definitions.
 
 bench: ## Run the benchmarks and rewrite docs/benchmarks.md.
 	./bench/run.sh
+
+fuzz: ## Time-boxed cargo fuzz of every target (nightly; FUZZ_SECONDS each, default 60).
+	./bench/fuzz.sh
 
 lint:
 	cargo fmt --all -- --check

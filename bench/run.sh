@@ -15,4 +15,6 @@ python3 bench/run_browser.py "$@"
 python3 bench/run_concurrency.py "$@"
 python3 bench/soak.py "$@"
 python3 bench/observation_growth.py "$@"
-exec python3 bench/takeover.py "$@"
+python3 bench/takeover.py "$@"
+# Time-boxed fuzzing (nightly; FUZZ_SECONDS per target, default 60).
+exec bench/fuzz.sh

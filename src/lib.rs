@@ -7,6 +7,8 @@ pub mod env;
 pub mod envelope;
 pub mod error;
 pub mod fsutil;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod profile;
 pub mod sdk;
 pub mod skill;

@@ -16,6 +16,8 @@ mod fetch_decision;
 mod fetch_http;
 mod fetch_transport;
 mod fixture_server;
+mod fuzz_props;
+mod fuzz_replay;
 mod host_browser;
 mod host_cli;
 mod host_listener;

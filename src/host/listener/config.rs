@@ -22,7 +22,8 @@ pub enum ListenAddr {
 impl ListenAddr {
     /// Parse `tcp:HOST:PORT` (HOST an IP literal, `[v6]`, or `localhost`) or `unix:/path`.
     ///
-    /// An empty string means [`DEFAULT_LISTEN`]; anything else malformed is `invalid_argument`.
+    /// An empty string means [`DEFAULT_LISTEN`]; anything else malformed is `invalid_argument`,
+    /// its message quoting the input with escapes so control characters never reach a terminal.
     pub fn parse(raw: &str) -> Result<ListenAddr, AfError> {
         let raw = raw.trim();
         let raw = if raw.is_empty() { DEFAULT_LISTEN } else { raw };
@@ -30,7 +31,7 @@ impl ListenAddr {
         if let Some(path) = raw.strip_prefix("unix:") {
             if path.is_empty() || !path.starts_with('/') {
                 return Err(AfError::invalid(format!(
-                    "--listen {raw}: the unix socket path must be absolute"
+                    "--listen {raw:?}: the unix socket path must be absolute"
                 ))
                 .with_hint(hint));
             }
@@ -38,11 +39,11 @@ impl ListenAddr {
         }
         let Some(rest) = raw.strip_prefix("tcp:") else {
             return Err(AfError::invalid(format!(
-                "--listen {raw}: expected a tcp: or unix: address"
+                "--listen {raw:?}: expected a tcp: or unix: address"
             ))
             .with_hint(hint));
         };
-        let bad = || AfError::invalid(format!("--listen {raw}: not a HOST:PORT")).with_hint(hint);
+        let bad = || AfError::invalid(format!("--listen {raw:?}: not a HOST:PORT")).with_hint(hint);
         let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
         let port: u16 = port.parse().map_err(|_| bad())?;
         let host = host
@@ -54,7 +55,7 @@ impl ListenAddr {
         } else {
             host.parse().map_err(|_| {
                 AfError::invalid(format!(
-                    "--listen {raw}: the host must be an IP address or localhost"
+                    "--listen {raw:?}: the host must be an IP address or localhost"
                 ))
                 .with_hint(hint)
             })?
@@ -222,6 +223,20 @@ mod tests {
         assert!(!ListenAddr::parse("tcp:0.0.0.0:1").unwrap().is_loopback());
         assert!(ListenAddr::parse("tcp:[::1]:1").unwrap().is_loopback());
         assert_eq!(ListenAddr::parse("unix:/a").unwrap().to_string(), "unix:/a");
+    }
+
+    /// Regression (fuzz target `endpoint`): the input was echoed raw, so `--listen` with an
+    /// escape sequence or NUL put control characters into the error message.
+    #[test]
+    fn refusal_messages_escape_control_characters() {
+        for bad in ["\0", "tcp:\u{1b}[31mred:1", "unix:\u{7}", "tcp:a\nb:1"] {
+            let err = ListenAddr::parse(bad).unwrap_err();
+            assert!(
+                !err.message.chars().any(char::is_control),
+                "{:?}",
+                err.message
+            );
+        }
     }
 
     #[test]

@@ -100,6 +100,14 @@ impl CookieJar {
         matching::select_for_url(&self.cookies, url, now_unix)
     }
 
+    /// Parse jar file contents as [`CookieJar::load`] does after reading them (`io_error` when
+    /// corrupt); hand-edited duplicates and unsafe values are kept as written.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<CookieJar, AfError> {
+        decode(bytes).map_err(|why| {
+            AfError::new(ErrorCode::IoError, format!("cookie jar is corrupt: {why}"))
+        })
+    }
+
     /// The pretty-printed file contents, with a trailing newline.
     pub fn to_json_bytes(&self) -> Result<Vec<u8>, AfError> {
         let file = JarFile {
@@ -226,22 +234,27 @@ fn load_target(target: &Path) -> Result<CookieJar, AfError> {
             ))
         }
     };
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(CookieJar::default());
-    }
-    let corrupt = |why: String| {
+    decode(&bytes).map_err(|why| {
         AfError::new(
             ErrorCode::IoError,
             format!("cookie jar {} is corrupt: {why}", target.display()),
         )
         .with_hint("fix or remove the file; afhttp leaves a corrupt jar untouched")
-    };
-    let file: JarFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+    })
+}
+
+/// Parse jar file contents: blank → empty jar; otherwise the JSON document of this schema
+/// version, or why not.
+fn decode(bytes: &[u8]) -> Result<CookieJar, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(CookieJar::default());
+    }
+    let file: JarFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     if file.schema_version != SCHEMA_VERSION {
-        return Err(corrupt(format!(
+        return Err(format!(
             "schema_version {} is not supported (expected {SCHEMA_VERSION})",
             file.schema_version
-        )));
+        ));
     }
     Ok(CookieJar {
         cookies: file.cookies,

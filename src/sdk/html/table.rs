@@ -8,6 +8,12 @@ use super::content_json::MAX_ITEMS;
 /// Most columns a colspan may add, so `colspan=100000` cannot blow up the output.
 const MAX_COLSPAN: usize = 100;
 
+/// Widest table whose short body rows are padded with empty cells. Padding every row of a
+/// table made wide by one row of colspans multiplied rows by columns (a 4 KB page gave
+/// megabytes of markdown); past this width body rows keep their own cells, which GitHub
+/// markdown allows (the header and delimiter rows still span the full width).
+const MAX_PADDED_WIDTH: usize = 64;
+
 /// One row: markdown cells and plain-text cells, in parallel.
 #[derive(Default)]
 pub(crate) struct Row {
@@ -84,9 +90,10 @@ impl TableState {
         }
         let width = self.rows.iter().map(|r| r.md.len()).max().unwrap_or(0);
         let has_header = self.rows.first().is_some_and(|r| r.all_th || r.in_thead);
-        let md_row = |cells: &[String]| {
+        let md_row = |cells: &[String], pad: bool| {
             let mut line = String::from("|");
-            for i in 0..width {
+            let columns = if pad { width } else { cells.len().min(width) };
+            for i in 0..columns {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
                 line.push(' ');
                 line.push_str(c);
@@ -98,9 +105,9 @@ impl TableState {
         let mut headers = Vec::new();
         let mut json_rows = Vec::new();
         for (i, row) in self.rows.iter().enumerate() {
-            lines.push(md_row(&row.md));
+            lines.push(md_row(&row.md, i == 0 || width <= MAX_PADDED_WIDTH));
             if i == 0 {
-                lines.push(md_row(&vec!["---".to_string(); width]));
+                lines.push(md_row(&vec!["---".to_string(); width], true));
                 if has_header {
                     headers = row.plain.clone();
                     continue;

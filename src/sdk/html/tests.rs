@@ -220,6 +220,43 @@ fn table_without_th_uses_first_row_in_markdown_only() {
     );
 }
 
+/// Regression (fuzz target `html_content`): one row of colspans made the table thousands of
+/// columns wide and every short row was padded to that width, so 3 KB of HTML gave 3.6 MB
+/// of markdown. Wide tables keep short rows short; narrow ones are still padded.
+#[test]
+fn wide_tables_do_not_pad_every_row() {
+    let html = format!(
+        "<table><tr>{}{}</table>",
+        "<td colspan=100>".repeat(40),
+        "<tr><td>x".repeat(300)
+    );
+    let p = project(&html, &url("https://x.test/"));
+    assert!(
+        p.content_md.len() < 64 * html.len(),
+        "{}",
+        p.content_md.len()
+    );
+    assert!(
+        p.content_md.contains("\n| x |\n| x |\n"),
+        "short rows stay short"
+    );
+    let header = p.content_md.lines().find(|l| l.starts_with('|')).unwrap();
+    assert_eq!(
+        header.matches(" |").count(),
+        4000,
+        "header row spans the full width"
+    );
+    let narrow = project(
+        "<table><tr><td>a<td colspan=3>b<tr><td>c</table>",
+        &url("https://x.test/"),
+    );
+    assert!(
+        narrow.content_md.contains("| c |  |  |  |"),
+        "{}",
+        narrow.content_md
+    );
+}
+
 #[test]
 fn links_without_text_use_labels_or_vanish_from_markdown() {
     let p = project(
