@@ -158,6 +158,9 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         f.artifact_text("body_file")
     };
     assert!(seen(&fx).contains("keep=yes"));
+    // The image turns the egress policy on: cloud metadata is refused, the bridge is not.
+    let metadata = fetch_in_profile(&fx, &engine, "http://169.254.169.254/latest/meta-data/");
+    metadata.error("egress_denied", 1);
 
     let token_before = token(&fx, &engine);
     rt().block_on(async {
