@@ -183,9 +183,17 @@ pub(crate) fn failed(message: String) -> AfError {
 /// the bound passes first.
 pub(crate) async fn wait_for_x(n: u32, proc: &mut GroupChild) -> bool {
     let socket = format!("{X11_UNIX}/X{n}");
+    let lock = format!("/tmp/.X{n}-lock");
     let deadline = Instant::now() + COMPONENT_TIMEOUT;
     while Instant::now() < deadline {
-        if tokio::net::UnixStream::connect(&socket).await.is_ok() {
+        // The socket must be our server's: two hosts starting at once can pick the same
+        // free number, and the loser would otherwise take the winner's display as its own.
+        // An X server writes its pid into the display's lock file.
+        let ours = std::fs::read_to_string(&lock)
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+            == Some(proc.pid);
+        if ours && tokio::net::UnixStream::connect(&socket).await.is_ok() {
             return true;
         }
         if proc.has_exited() {

@@ -273,6 +273,10 @@ async fn capabilities(State(state): State<Shared>) -> Response {
     if let Value::Object(limits) = limits {
         limits.insert("max_clients".into(), json!(state.config.max_clients));
         limits.insert("max_tabs".into(), json!(state.config.max_tabs));
+        limits.insert(
+            "upload_max_bytes".into(),
+            json!(state.config.upload_max_bytes),
+        );
         limits.insert("clients_in_use".into(), json!(state.slots.in_use()));
     }
     Json(Value::Object(doc)).into_response()

@@ -166,6 +166,18 @@ async fn attach_file(
     file: &LocalFile,
     t: Duration,
 ) -> Result<Uploaded, AfError> {
+    // The host refuses an oversized body without reading it, and a refusal racing the
+    // body's bytes can reach us as a reset connection instead of an answer: ask first.
+    if let Ok(caps) = client.capabilities().await {
+        let cap = caps
+            .pointer("/limits/upload_max_bytes")
+            .and_then(Value::as_u64);
+        if let Some(cap) = cap.filter(|cap| file.size_bytes > *cap) {
+            return Err(AfError::invalid(format!(
+                "the file is larger than this host's --upload-max-bytes ({cap} bytes)"
+            )));
+        }
+    }
     let object_id = resolve(conn, session, selector, t).await?;
     let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("name", &file.name)
