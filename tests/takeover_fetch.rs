@@ -154,7 +154,11 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
         .unwrap();
     let mut lines = BufReader::new(viewer.stdout.take().unwrap()).lines();
     let phase = lines.next().unwrap().unwrap();
-    assert!(phase.contains("\"typed\""), "the viewer failed: {phase}");
+    assert!(
+        phase.contains("\"typed\""),
+        "the viewer failed: {phase}; host health: {}",
+        health(port)
+    );
 
     // 3. Multi-attach: while the human's panel is connected, the agent reads the same tab.
     let eval = |expr: &str| -> Value {

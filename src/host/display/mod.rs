@@ -204,6 +204,24 @@ pub(crate) async fn wait_for_x(n: u32, proc: &mut GroupChild) -> bool {
     false
 }
 
+/// Wait until a VNC server greets (`RFB 003.`) on loopback `port`; `false` if `proc` exits,
+/// something else answers there, or the bound passes.
+pub(crate) async fn wait_for_rfb(port: u16, proc: &mut GroupChild) -> bool {
+    let deadline = Instant::now() + COMPONENT_TIMEOUT;
+    while Instant::now() < deadline {
+        if let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            let mut greeting = [0u8; 8];
+            let read = tokio::time::timeout(Duration::from_secs(2), s.read_exact(&mut greeting));
+            return matches!(read.await, Ok(Ok(_))) && greeting.starts_with(b"RFB 003.");
+        }
+        if proc.has_exited() {
+            return false;
+        }
+        sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
 /// Wait until `GET path` on `addr` answers 200; `false` if `proc` exits or the bound passes.
 pub(crate) async fn wait_for_web(addr: SocketAddr, path: &str, proc: &mut GroupChild) -> bool {
     let deadline = Instant::now() + COMPONENT_TIMEOUT;

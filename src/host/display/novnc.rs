@@ -10,8 +10,8 @@ use crate::host::log::{log, Level};
 use crate::host::procs::GroupChild;
 
 use super::{
-    component_env, failed, free_display, quality_level, require, reserve_port, spawn, wait_for_web,
-    wait_for_x, DisplayOptions, Provider, RunningDisplay,
+    component_env, failed, free_display, quality_level, require, reserve_port, spawn, wait_for_rfb,
+    wait_for_web, wait_for_x, DisplayOptions, Provider, RunningDisplay,
 };
 
 /// Debian's noVNC web root.
@@ -77,18 +77,20 @@ pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfErr
         )
         .with_hint("install novnc"));
     }
-    let rfb_port = reserve_port()?;
     let mut tried = None;
     let mut last_tail = String::new();
-    let (n, mut procs) = 'found: {
+    let (n, rfb_port, mut procs) = 'found: {
         for _ in 0..DISPLAY_ATTEMPTS {
             let Some(n) = free_display(tried) else { break };
             tried = Some(n);
+            // A reserved port can be taken by someone else before Xvnc binds it: the display
+            // counts only once its RFB greeting is heard there.
+            let rfb_port = reserve_port()?;
             let env = component_env(&opts.state_dir, None);
             let args = xvnc_args(n, opts.size, rfb_port);
             let mut server = spawn("Xvnc", &xvnc, &args, &env, &opts.state_dir)?;
-            if wait_for_x(n, &mut server).await {
-                break 'found (n, vec![server]);
+            if wait_for_x(n, &mut server).await && wait_for_rfb(rfb_port, &mut server).await {
+                break 'found (n, rfb_port, vec![server]);
             }
             last_tail = server.stderr_tail();
             server.shutdown(super::GRACE).await;
