@@ -120,6 +120,19 @@ def bench(cases, runs):
     return samples
 
 
+def write_wall_samples(name, samples):
+    """bench/runs/<date>-<machine>/<name>: `case,run,wall_ms` from {case: [seconds, ...]}."""
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, name), "w") as f:
+        f.write("case,run,wall_ms\n")
+        for k, v in samples.items():
+            for i, x in enumerate(v):
+                f.write(f"{k},{i},{x * 1000:.1f}\n")
+    return stamp
+
+
 def write_doc():
     """docs/benchmarks.md = header + the latest summary of each benchmark script."""
     header = ("# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py` for the HTTP path, "

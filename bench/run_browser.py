@@ -165,14 +165,7 @@ def main():
     r_static = med["afhttp static"] / med["raw static"]
     r_spa = med["afhttp spa"] / med["raw spa"]
     added = med["inline cold"] - med["browser start"]
-    stamp = time.strftime("%Y-%m-%d", time.gmtime())
-    run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
-    os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, "raw-browser.csv"), "w") as f:
-        f.write("case,run,wall_ms\n")
-        for k, v in samples.items():
-            for i, x in enumerate(v):
-                f.write(f"{k},{i},{x * 1000:.1f}\n")
+    stamp = http_bench.write_wall_samples("raw-browser.csv", samples)
 
     def verdict(ok):
         return "met" if ok else "NOT met"

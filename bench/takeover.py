@@ -93,14 +93,7 @@ def main():
 
     load = max(load_before, os.getloadavg()[0])
     med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
-    stamp = time.strftime("%Y-%m-%d", time.gmtime())
-    run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
-    os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, "raw-takeover.csv"), "w") as f:
-        f.write("case,run,wall_ms\n")
-        for k, v in samples.items():
-            for i, x in enumerate(v):
-                f.write(f"{k},{i},{x * 1000:.1f}\n")
+    stamp = http_bench.write_wall_samples("raw-takeover.csv", samples)
     rows = "\n".join(f"| {k} | {m:.0f} | {min(samples[k]) * 1000:.0f}–{max(samples[k]) * 1000:.0f} | {len(samples[k])} |"
                      for k, m in med.items())
     extra = med["takeover host start to /health ok"] - med["headless host start to /health ok"]

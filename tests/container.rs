@@ -50,16 +50,23 @@ fn fetch_in_profile(fx: &Fixture, engine: &Engine, url: &str) -> Run {
 }
 
 fn wait_discovered_healthy(fx: &Fixture, engine: &Engine) {
-    let deadline = Instant::now() + Duration::from_secs(90);
+    wait_healthy("the discovered host", Duration::from_secs(90), || {
+        cmd(fx, engine).arg("health").run()
+    });
+}
+
+/// Poll `health` (an `afhttp health` run) until it says ok; panics after `limit`.
+fn wait_healthy(what: &str, limit: Duration, health: impl Fn() -> Run) {
+    let deadline = Instant::now() + limit;
     loop {
-        let r = cmd(fx, engine).arg("health").run();
-        if r.status == 0 && r.event["result"]["status"] == "ok" {
+        let h = health();
+        if h.status == 0 && h.event["result"]["status"] == "ok" {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "never healthy again\n{}",
-            r.context
+            "{what} never healthy\n{}",
+            h.context
         );
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -521,28 +528,10 @@ fn compose_up_on_the_built_image(fx: &Fixture, engine: &Engine) {
     assert!(config.contains("shm_size"), "{config}");
     compose(&["up", "-d", "--no-build"]);
     let endpoint = format!("ws://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let h = fx
-            .cmd()
-            .args([
-                "health",
-                "--endpoint-url",
-                &endpoint,
-                "--token-secret",
-                token,
-            ])
-            .run();
-        if h.status == 0 && h.event["result"]["status"] == "ok" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "compose host never healthy\n{}",
-            h.context
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let auth = ["--endpoint-url", endpoint.as_str(), "--token-secret", token];
+    wait_healthy("the compose host", Duration::from_secs(60), || {
+        fx.cmd().arg("health").args(auth).run()
+    });
     compose(&["down", "-v"]);
 }
 
@@ -588,19 +577,9 @@ fn read_only_root_still_works(fx: &Fixture, engine: &Engine, server: &FixtureSer
     });
     let endpoint = format!("ws://127.0.0.1:{port}");
     let auth = ["--endpoint-url", endpoint.as_str(), "--token-secret", token];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let h = fx.cmd().arg("health").args(auth).run();
-        if h.status == 0 && h.event["result"]["status"] == "ok" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "read-only host never healthy\n{}",
-            h.context
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_healthy("the read-only host", Duration::from_secs(60), || {
+        fx.cmd().arg("health").args(auth).run()
+    });
     let f = fx
         .cmd()
         .args([

@@ -121,13 +121,10 @@ pub(crate) fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool)
     t.elapsed()
 }
 
-#[test]
-fn novnc_panel_shows_and_drives_the_host_browser() {
-    let fx = Fixture::new();
-    let srv = FixtureServer::start();
-    let t0 = Instant::now();
-    let mut host = HostProc::start(
-        &fx,
+/// A loopback host with the novnc provider and [`TOKEN`], once `/health` says ok; its port.
+pub(crate) fn start_novnc_host(fx: &Fixture) -> (HostProc, u16) {
+    let host = HostProc::start(
+        fx,
         &[
             "--listen",
             "tcp:127.0.0.1:0",
@@ -142,6 +139,15 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     wait_for("/health ok", Duration::from_secs(30), || {
         health(port)["status"] == "ok"
     });
+    (host, port)
+}
+
+#[test]
+fn novnc_panel_shows_and_drives_the_host_browser() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let t0 = Instant::now();
+    let (mut host, port) = start_novnc_host(&fx);
     eprintln!(
         "measure: host start to /health ok with novnc: {} ms",
         t0.elapsed().as_millis()

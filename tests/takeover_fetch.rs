@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::host_cli::HostProc;
 use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
 use crate::support::{Fixture, FixtureServer};
-use crate::takeover::{health, port_of, wait_for, TOKEN};
+use crate::takeover::{health, start_novnc_host, wait_for, TOKEN};
 
 /// Run a printed command line through `sh`, with the binary first on PATH, in `fx`'s
 /// environment plus `env`; returns the one JSON event.
@@ -53,22 +52,7 @@ pub(crate) fn run_printed(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> 
 fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let mut host = HostProc::start(
-        &fx,
-        &[
-            "--listen",
-            "tcp:127.0.0.1:0",
-            "--token-secret",
-            TOKEN,
-            "--takeover-provider",
-            "novnc",
-        ],
-        &[],
-    );
-    let port = port_of(&host.endpoint);
-    wait_for("/health ok", Duration::from_secs(30), || {
-        health(port)["status"] == "ok"
-    });
+    let (mut host, port) = start_novnc_host(&fx);
     let ep = host.endpoint.clone();
     // The token travels in a file, so the printed command can name the file, not the secret.
     let token_file = fx.path().join("token");

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::error::AfError;
 use crate::host::log::{log, Level};
+use crate::sdk::browser::download::TabDownload;
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::transfer::is_guid;
 
@@ -23,18 +24,9 @@ const MAX_RECORDS: usize = 1000;
 /// One download the browser started, as its events described it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DownloadRecord {
-    /// The browser's download guid; also the file name under the downloads directory.
-    pub guid: String,
-    /// The name the server or page suggested (never used as a host path).
-    pub suggested_filename: String,
-    /// The URL downloaded.
-    pub url: String,
-    /// `inProgress`, `completed` or `canceled`.
-    pub state: String,
-    /// Expected size (0 when unknown).
-    pub total_bytes: u64,
-    /// Bytes received so far.
-    pub received_bytes: u64,
+    /// What the events said; the guid is also the file name under the downloads directory
+    /// (the suggested name is never used as a host path).
+    pub facts: TabDownload,
     /// Where the bytes are: `<downloads dir>/<guid>`.
     pub path: PathBuf,
 }
@@ -70,7 +62,11 @@ impl Downloads {
 
     /// The record of `guid`, if this browser started it.
     pub fn get(&self, guid: &str) -> Option<DownloadRecord> {
-        self.lock().records.iter().find(|r| r.guid == guid).cloned()
+        self.lock()
+            .records
+            .iter()
+            .find(|r| r.facts.guid == guid)
+            .cloned()
     }
 
     /// Fold one `Browser.downloadWillBegin` / `Browser.downloadProgress` event; returns the
@@ -81,14 +77,9 @@ impl Downloads {
         match method {
             "Browser.downloadWillBegin" => {
                 let path = inner.dir.join(guid);
-                inner.records.retain(|r| r.guid != guid);
+                inner.records.retain(|r| r.facts.guid != guid);
                 inner.records.push_back(DownloadRecord {
-                    guid: guid.to_string(),
-                    suggested_filename: p["suggestedFilename"].as_str().unwrap_or("").into(),
-                    url: p["url"].as_str().unwrap_or("").into(),
-                    state: "inProgress".into(),
-                    total_bytes: 0,
-                    received_bytes: 0,
+                    facts: TabDownload::begin(guid, p),
                     path,
                 });
                 while inner.records.len() > MAX_RECORDS {
@@ -97,19 +88,10 @@ impl Downloads {
                 None
             }
             "Browser.downloadProgress" => {
-                let r = inner.records.iter_mut().find(|r| r.guid == guid)?;
-                let was = r.state.clone();
-                if let Some(s) = p["state"].as_str() {
-                    r.state = s.to_string();
-                }
-                // An event without a count leaves the last one standing.
-                if let Some(n) = p["totalBytes"].as_f64() {
-                    r.total_bytes = n.max(0.0) as u64;
-                }
-                if let Some(n) = p["receivedBytes"].as_f64() {
-                    r.received_bytes = n.max(0.0) as u64;
-                }
-                (was == "inProgress" && r.state != "inProgress").then(|| r.clone())
+                let r = inner.records.iter_mut().find(|r| r.facts.guid == guid)?;
+                let was_settled = r.facts.settled();
+                r.facts.progress(p);
+                (!was_settled && r.facts.settled()).then(|| r.clone())
             }
             _ => None,
         }
@@ -206,11 +188,11 @@ pub async fn keep(
             let settled = registry.on_event(&ev.method, &ev.params);
             if let (Some(r), Some(profile)) = (settled, &profile_dir) {
                 let line = json!({
-                    "id": r.guid,
-                    "suggested_filename": r.suggested_filename,
-                    "url": r.url,
-                    "state": r.state,
-                    "total_bytes": r.total_bytes,
+                    "id": r.facts.guid,
+                    "suggested_filename": r.facts.suggested_filename,
+                    "url": r.facts.url,
+                    "state": r.facts.state,
+                    "total_bytes": r.facts.total_bytes,
                     "finished_at_rfc3339": crate::profile::now_rfc3339(),
                 });
                 if let Err(e) = crate::profile::append_download_record(profile, &line) {
@@ -245,7 +227,7 @@ mod tests {
             "Browser.downloadProgress",
             &json!({"guid": g, "state": "completed", "totalBytes": 5, "receivedBytes": 5.0}),
         );
-        assert_eq!(settled.unwrap().guid, g);
+        assert_eq!(settled.unwrap().facts.guid, g);
         // Settled once: a repeated completion event is not reported again.
         assert!(d
             .on_event(
@@ -257,8 +239,11 @@ mod tests {
         d.on_event("Browser.downloadWillBegin", &json!({"guid": "../x"}));
         let r = d.get(g).unwrap();
         assert_eq!(r.path, Path::new("/dl").join(g));
-        assert_eq!((r.state.as_str(), r.received_bytes), ("completed", 5));
-        assert_eq!(r.suggested_filename, "f.csv");
+        assert_eq!(
+            (r.facts.state.as_str(), r.facts.received_bytes),
+            ("completed", 5)
+        );
+        assert_eq!(r.facts.suggested_filename, "f.csv");
         assert!(d.get("../x").is_none());
         d.reset(Path::new("/other"));
         assert!(d.get(g).is_none());

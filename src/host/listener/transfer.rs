@@ -88,10 +88,10 @@ pub async fn download(State(state): State<Arc<ListenerState>>, Path(id): Path<St
     let Some(record) = state.view.download(&id) else {
         return ApiError::DOWNLOAD_NOT_FOUND.into_response();
     };
-    if record.state != "completed" {
+    if record.facts.state != "completed" {
         return (
             StatusCode::CONFLICT,
-            Json(json!({"code": "download_incomplete", "message": "the download is not complete", "state": record.state})),
+            Json(json!({"code": "download_incomplete", "message": "the download is not complete", "state": record.facts.state})),
         )
             .into_response();
     }

@@ -26,6 +26,31 @@ pub struct TabDownload {
 }
 
 impl TabDownload {
+    /// A download as its `*.downloadWillBegin` event announces it.
+    pub fn begin(guid: &str, p: &Value) -> TabDownload {
+        TabDownload {
+            guid: guid.to_string(),
+            suggested_filename: p["suggestedFilename"].as_str().unwrap_or("").into(),
+            url: p["url"].as_str().unwrap_or("").into(),
+            state: "inProgress".into(),
+            ..TabDownload::default()
+        }
+    }
+
+    /// Fold one `*.downloadProgress` event in; an event without a count leaves the last one
+    /// standing.
+    pub fn progress(&mut self, p: &Value) {
+        if let Some(s) = p["state"].as_str() {
+            self.state = s.to_string();
+        }
+        if let Some(n) = p["totalBytes"].as_f64() {
+            self.total_bytes = n.max(0.0) as u64;
+        }
+        if let Some(n) = p["receivedBytes"].as_f64() {
+            self.received_bytes = n.max(0.0) as u64;
+        }
+    }
+
     /// Whether the browser is done with it (completed or canceled).
     pub fn settled(&self) -> bool {
         self.state == "completed" || self.state == "canceled"
@@ -51,26 +76,11 @@ pub fn on_event(list: &mut Vec<TabDownload>, method: &str, p: &Value) {
     };
     match method {
         "Page.downloadWillBegin" if !list.iter().any(|d| d.guid == guid) => {
-            list.push(TabDownload {
-                guid: guid.to_string(),
-                suggested_filename: p["suggestedFilename"].as_str().unwrap_or("").into(),
-                url: p["url"].as_str().unwrap_or("").into(),
-                state: "inProgress".into(),
-                ..TabDownload::default()
-            });
+            list.push(TabDownload::begin(guid, p));
         }
         "Page.downloadProgress" => {
             if let Some(d) = list.iter_mut().find(|d| d.guid == guid) {
-                if let Some(s) = p["state"].as_str() {
-                    d.state = s.to_string();
-                }
-                // An event without a count leaves the last one standing.
-                if let Some(n) = p["totalBytes"].as_f64() {
-                    d.total_bytes = n.max(0.0) as u64;
-                }
-                if let Some(n) = p["receivedBytes"].as_f64() {
-                    d.received_bytes = n.max(0.0) as u64;
-                }
+                d.progress(p);
             }
         }
         _ => {}

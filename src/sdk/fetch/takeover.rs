@@ -14,7 +14,7 @@ use crate::error::{AfError, ErrorCode};
 use crate::profile::ProfileName;
 use crate::sdk::client::Client;
 use crate::sdk::fetch::outcome::FetchOutcome;
-use crate::sdk::fetch::takeover_hint::shell_quote;
+use crate::sdk::fetch::takeover_hint::{human_takeover, shell_quote};
 use crate::sdk::fetch::FetchRequest;
 
 /// Statuses that mean "not for you, not like this": the target was not reached.
@@ -110,15 +110,12 @@ pub async fn next_action(
     reason: &str,
 ) -> Result<Value, AfError> {
     let handoff = client.takeover_handoff(None).await?;
-    Ok(json!({
-        "kind": "human_takeover",
-        "reason": reason,
-        "target_content_verified": false,
-        "recommended_command": recommended_command(req, tab_id),
-        "tab_id": tab_id,
-        "takeover_url": handoff.get("takeover_url"),
-        "takeover_url_expires_at_rfc3339": handoff.get("expires_at_rfc3339"),
-    }))
+    let mut next = human_takeover(req.url.as_str(), reason);
+    next["recommended_command"] = json!(recommended_command(req, tab_id));
+    next["tab_id"] = json!(tab_id);
+    next["takeover_url"] = json!(handoff.get("takeover_url"));
+    next["takeover_url_expires_at_rfc3339"] = json!(handoff.get("expires_at_rfc3339"));
+    Ok(next)
 }
 
 /// Refuse a host that serves no takeover display before switching its profile.
