@@ -135,8 +135,27 @@ pub fn try_lock(profile_dir: &Path) -> Result<ProfileLock, AfError> {
     Ok(ProfileLock { file, path, owner })
 }
 
+/// The owner record of a lock someone else holds. The holder writes its record just after
+/// taking the lock, so a racing reader can see an empty file or the previous (dead) owner's
+/// record; it retries briefly for a record naming a live process on this machine.
+fn current_owner(path: &Path) -> Option<LockOwner> {
+    let here = hostname();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        let owner = read_owner(path);
+        let settled = match &owner {
+            Some(o) => o.hostname != here || Path::new(&format!("/proc/{}", o.pid)).exists(),
+            None => false,
+        };
+        if settled || std::time::Instant::now() >= deadline {
+            return owner;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn locked_error(profile_dir: &Path, path: &Path) -> AfError {
-    let who = match read_owner(path) {
+    let who = match current_owner(path) {
         Some(o) if o.hostname.is_empty() => format!("pid {}", o.pid),
         Some(o) => format!("pid {} on {}", o.pid, o.hostname),
         None => "another process".to_string(),
@@ -172,7 +191,7 @@ pub fn lock_status(profile_dir: &Path) -> LockStatus {
         }
         Err((_, errno)) => {
             let owner = if errno == Errno::EWOULDBLOCK {
-                read_owner(&path)
+                current_owner(&path)
             } else {
                 None
             };
@@ -214,6 +233,38 @@ mod tests {
         assert_eq!(std::fs::read(tmp.path().join(LOCK_FILE)).unwrap().len(), 0);
         let again = try_lock(tmp.path()).unwrap();
         drop(again);
+    }
+
+    /// A racer that sees the lock before the holder wrote its record (an empty file, or a
+    /// dead previous owner's record) waits for the live holder's record.
+    #[test]
+    fn a_racer_names_the_holder_written_just_after_locking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let held = try_lock(tmp.path()).unwrap();
+        let dead = LockOwner {
+            pid: u32::MAX - 1,
+            started_at_rfc3339: now_rfc3339(),
+            hostname: hostname(),
+        };
+        std::fs::write(held.path(), serde_json::to_vec(&dead).unwrap()).unwrap();
+        let path = held.path().to_path_buf();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            let live = serde_json::to_vec(&LockOwner {
+                pid: std::process::id(),
+                started_at_rfc3339: now_rfc3339(),
+                hostname: hostname(),
+            })
+            .unwrap();
+            std::fs::write(path, live).unwrap();
+        });
+        let err = try_lock(tmp.path()).unwrap_err();
+        writer.join().unwrap();
+        assert!(
+            err.message.contains(&format!("pid {}", std::process::id())),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
