@@ -56,6 +56,22 @@ def timed_trace(argv, env=None):
     return elapsed, (event.get("trace") or {}).get("timings_ms", {})
 
 
+def inline_profile_root():
+    """Where an inline fetch puts its throwaway profile (`memory_scratch_root` in
+    src/host/inline.rs): /dev/shm when TMPDIR is unset and /dev/shm is a tmpfs with >= 1 GiB
+    free, else the temp dir. The baseline browser gets its profile in the same place, so the
+    comparison measures afhttp's work, not the disk's."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        st = os.statvfs("/dev/shm")
+        with open("/proc/mounts") as f:
+            tmpfs = any(line.split()[1] == "/dev/shm" and line.split()[2] == "tmpfs" for line in f)
+    except OSError:
+        return None
+    return "/dev/shm" if tmpfs and st.f_bavail * st.f_frsize >= 1 << 30 else None
+
+
 def browser_start_alone(env):
     """Launch Chromium with afhttp's flags; time until it answers its first CDP command
     (`Target.createTarget` on the browser socket); kill it.
@@ -66,7 +82,7 @@ def browser_start_alone(env):
     import asyncio
     import websockets
 
-    d = tempfile.mkdtemp(prefix="bench-chromium-")
+    d = tempfile.mkdtemp(prefix="bench-chromium-", dir=inline_profile_root())
     argv = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
             f"--user-data-dir={d}", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--disable-quic", "about:blank"]
@@ -146,7 +162,9 @@ def main():
     host.wait(timeout=15)
     # Only directories that appear during this run count: the machine may be shared.
     def inline_dirs():
-        return {e for e in os.listdir(tempfile.gettempdir()) if e.startswith(("afhttp-inline-", "afhttp-profile-"))}
+        roots = {tempfile.gettempdir(), inline_profile_root() or tempfile.gettempdir()}
+        return {os.path.join(r, e) for r in roots for e in os.listdir(r)
+                if e.startswith(("afhttp-inline-", "afhttp-profile-", "afhttp-browser-tmp-"))}
 
     before = inline_dirs()
     stages = {}

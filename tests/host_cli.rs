@@ -255,9 +255,27 @@ fn inline_escalation_renders_and_leaves_nothing() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let out = fx.path().join("o");
+    // The browser records the temp dir it was given: a killed Chromium leaves its singleton
+    // socket directory there, so it must be afhttp's own and gone afterwards.
+    let seen = fx.path().join("browser-tmpdir");
+    let wrapper = fx.path().join("chromium-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$TMPDIR\" > {}\nexec chromium \"$@\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let run = fx
         .cmd()
         .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_BROWSER_BIN", &wrapper)
         .args(["fetch", &srv.url("/spa"), "--want", "text", "--out"])
         .arg(&out)
         .run();
@@ -275,6 +293,13 @@ fn inline_escalation_renders_and_leaves_nothing() {
         .map(|e| e.file_name())
         .collect();
     assert!(leftovers.is_empty(), "inline host left {leftovers:?}");
+    let browser_tmp = std::fs::read_to_string(&seen).unwrap();
+    let browser_tmp = std::path::Path::new(browser_tmp.trim());
+    assert!(
+        browser_tmp.starts_with(&fx.tmp),
+        "the browser's TMPDIR {browser_tmp:?} is not afhttp's"
+    );
+    assert!(!browser_tmp.exists(), "{browser_tmp:?} was left behind");
 }
 
 #[test]

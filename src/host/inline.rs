@@ -35,6 +35,7 @@ impl InlineHost {
         let socket = dir.path().join("host.sock");
         let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
         opts.wait_for_product = false;
+        opts.ephemeral_root = memory_scratch_root();
         opts.browser_bin =
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
         let running = run::start(opts).await?;
@@ -62,4 +63,28 @@ impl InlineHost {
             let _ = r.stop().await;
         }
     }
+}
+
+/// The least free space a memory file system needs to take an inline fetch's profile.
+const MEMORY_SCRATCH_MIN_FREE: u64 = 1 << 30;
+
+/// Where an inline fetch's throwaway profile goes: `/dev/shm` when `TMPDIR` is not set and
+/// `/dev/shm` is a tmpfs with at least 1 GiB free; otherwise `None` (the temp dir).
+///
+/// The browser writes hundreds of files into a fresh profile while it starts, and the
+/// profile is deleted right after the one fetch: in memory both take a fraction of a disk's
+/// time (about 100 ms of a cold fetch, measured in `bench/run_browser.py`). An explicit
+/// `TMPDIR` is the user's choice and wins.
+pub fn memory_scratch_root() -> Option<std::path::PathBuf> {
+    if std::env::var_os("TMPDIR").is_some() {
+        return None;
+    }
+    let shm = std::path::Path::new("/dev/shm");
+    let fs = nix::sys::statfs::statfs(shm).ok()?;
+    if fs.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
+        return None;
+    }
+    let vfs = nix::sys::statvfs::statvfs(shm).ok()?;
+    let free = vfs.blocks_available().saturating_mul(vfs.fragment_size());
+    (free >= MEMORY_SCRATCH_MIN_FREE).then(|| shm.to_path_buf())
 }

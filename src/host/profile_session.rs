@@ -22,13 +22,25 @@ pub enum ActiveProfile {
 }
 
 impl ActiveProfile {
-    /// Open the profile named by `--profile` (`None` or `-` is ephemeral).
+    /// Open the profile named by `--profile` (`None` or `-` is ephemeral, in the temp dir).
     pub fn open(name: Option<&str>, backend: Backend) -> Result<ActiveProfile, AfError> {
+        ActiveProfile::open_in(name, backend, None)
+    }
+
+    /// [`ActiveProfile::open`], with an ephemeral profile created under `ephemeral_root`
+    /// when given (the temp dir if that fails).
+    pub fn open_in(
+        name: Option<&str>,
+        backend: Backend,
+        ephemeral_root: Option<&Path>,
+    ) -> Result<ActiveProfile, AfError> {
         match name {
             None | Some(profile::EPHEMERAL) => {
-                let dir = tempfile::Builder::new()
-                    .prefix("afhttp-profile-")
-                    .tempdir()
+                let mut builder = tempfile::Builder::new();
+                builder.prefix("afhttp-profile-");
+                let dir = ephemeral_root
+                    .and_then(|root| builder.tempdir_in(root).ok())
+                    .map_or_else(|| builder.tempdir(), Ok)
                     .map_err(|e| AfError::io("create an ephemeral profile", &e))?;
                 Ok(ActiveProfile::Ephemeral(dir))
             }

@@ -77,6 +77,8 @@ pub struct HostOptions {
     /// The browser's egress policy (`None`: no `--egress-policy`, the browser connects
     /// directly).
     pub egress: Option<crate::host::egress::Policy>,
+    /// Where an ephemeral profile is created (`None`: the temp dir).
+    pub ephemeral_root: Option<std::path::PathBuf>,
 }
 
 impl HostOptions {
@@ -108,6 +110,7 @@ impl HostOptions {
             takeover_quality_percent: 80,
             // Off natively (precise network errors, no extra hop); the image turns it on.
             egress: None,
+            ephemeral_root: None,
         }
     }
 }
@@ -171,7 +174,11 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         })?,
     };
     let egress = start_egress(&opts, backend).await?;
-    let profile = ActiveProfile::open(opts.profile.as_deref(), backend)?;
+    let profile = ActiveProfile::open_in(
+        opts.profile.as_deref(),
+        backend,
+        opts.ephemeral_root.as_deref(),
+    )?;
     let started = Instant::now();
     let (display, display_dir) = match opts.takeover {
         Some(provider) => {

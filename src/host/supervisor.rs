@@ -79,13 +79,18 @@ pub(crate) async fn supervise(
         stop_browser(&mut s.browser).await;
     } else {
         // An ephemeral profile is deleted next: nothing on disk is worth a graceful close.
-        // Its files go while the killed group is being torn down; anything a dying process
-        // still wrote goes with the profile itself below.
+        // Once SIGKILL is sent no process of the group runs another instruction, so the
+        // kernel's teardown of their memory (tens of ms for a browser) is not waited for:
+        // the profile goes at once. Only if a dying process still left a file behind is the
+        // group waited for, and the rest removed when the profile drops below.
         s.browser.kill_signal();
-        let sweep = s.profile.sweep();
-        s.browser.kill_now().await;
-        if let Some(sweep) = sweep {
+        if let Some(sweep) = s.profile.sweep() {
             let _ = sweep.await;
+        }
+        if s.profile.path().exists() {
+            s.browser.kill_now().await;
+        } else {
+            s.browser.abandon_killed();
         }
     }
     log(Level::Debug, "browser stopped", json!({"ms": ms(stopping)}));

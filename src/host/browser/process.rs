@@ -40,6 +40,9 @@ pub struct RunningBrowser {
     child: Child,
     tail: Tail,
     stopped: bool,
+    /// The browser's `TMPDIR` (see [`scratch_dir`]); declared after `child` so it is removed
+    /// after the group is signalled on drop.
+    scratch: Option<tempfile::TempDir>,
 }
 
 impl RunningBrowser {
@@ -89,6 +92,13 @@ impl RunningBrowser {
         self.stopped = true;
     }
 
+    /// Forget a group already sent SIGKILL by [`RunningBrowser::kill_signal`] without waiting
+    /// for the kernel to tear it down; the main process is reaped by the runtime later.
+    pub fn abandon_killed(&mut self) {
+        self.kill_signal();
+        self.stopped = true;
+    }
+
     /// Whether the main browser process has exited (it is reaped if so).
     pub fn has_exited(&mut self) -> bool {
         // An error means the status was taken elsewhere: the process is gone either way.
@@ -123,10 +133,11 @@ impl Drop for RunningBrowser {
 /// `browser_launch_failed` with its stderr tail in the message; refused arguments or
 /// environment entries are `invalid_argument`.
 pub async fn launch(opts: &LaunchOptions) -> Result<RunningBrowser, AfError> {
-    let env = browser_env(opts)?;
+    let mut env = browser_env(opts)?;
     std::fs::create_dir_all(&opts.user_data_dir)
         .map_err(|e| AfError::io(format!("creating {}", opts.user_data_dir.display()), &e))?;
-    match opts.backend {
+    let scratch = scratch_dir(&mut env);
+    let launched = match opts.backend {
         Backend::Lightpanda => {
             let port = reserve_port()?;
             let args = lightpanda_command(opts, port)?;
@@ -141,7 +152,36 @@ pub async fn launch(opts: &LaunchOptions) -> Result<RunningBrowser, AfError> {
             launch_polled(opts, &foxbridge, &args, &env, port).await
         }
         _ => launch_chromium(opts, &chromium_args(opts)?, &env).await,
+    };
+    launched.map(|mut b| {
+        b.scratch = scratch;
+        b
+    })
+}
+
+/// The longest scratch directory path given to a browser: Chromium puts its singleton socket
+/// at `$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket`, and a Unix socket path has at
+/// most 107 bytes.
+const SCRATCH_PATH_MAX: usize = 60;
+
+/// A private temp directory for the browser (`TMPDIR` in `env`, unless `--engine-env` set
+/// one), removed with the [`RunningBrowser`]. Chromium leaves its singleton socket directory
+/// in the temp dir when it is killed, as every ephemeral browser is: one per fetch, forever,
+/// in a shared `/tmp`. `None` (the browser's default temp dir) when it cannot be made short.
+fn scratch_dir(env: &mut Vec<(String, String)>) -> Option<tempfile::TempDir> {
+    if env.iter().any(|(k, _)| k == "TMPDIR") {
+        return None;
     }
+    let dir = tempfile::Builder::new()
+        .prefix("afhttp-browser-tmp-")
+        .tempdir()
+        .ok()?;
+    let path = dir.path().to_str()?.to_string();
+    if path.len() > SCRATCH_PATH_MAX {
+        return None;
+    }
+    env.push(("TMPDIR".to_string(), path));
+    Some(dir)
 }
 
 /// Outcome of waiting for a starting browser.
@@ -194,6 +234,7 @@ async fn launch_chromium(
         child,
         tail,
         stopped: false,
+        scratch: None,
     })
 }
 
@@ -242,6 +283,7 @@ async fn launch_polled(
         child,
         tail,
         stopped: false,
+        scratch: None,
     })
 }
 

@@ -58,6 +58,29 @@ impl Ctx<'_> {
     }
 }
 
+impl Ctx<'_> {
+    /// [`Ctx::eval`] of `expr` when `wanted`.
+    async fn eval_if(&self, wanted: bool, expr: &str) -> Option<Result<Value, String>> {
+        if wanted {
+            Some(self.eval(expr, false).await)
+        } else {
+            None
+        }
+    }
+}
+
+/// A read prefetched by [`capture_all`], or (asked twice in `want`) evaluated again.
+async fn take_or(
+    prefetched: &mut Option<Result<Value, String>>,
+    cx: &Ctx<'_>,
+    expr: &str,
+) -> Result<Value, String> {
+    match prefetched.take() {
+        Some(r) => r,
+        None => cx.eval(expr, false).await,
+    }
+}
+
 fn failed(a: Artifact, why: impl Into<String>) -> Warning {
     Warning::artifact(a.as_str(), ErrorCode::ArtifactCaptureFailed, why)
 }
@@ -76,7 +99,25 @@ pub async fn capture_all(
 ) -> Result<Captured, AfError> {
     let cx = Ctx { conn, session, t };
     let mut c = Captured::default();
-    let html = cx.eval(assets::RENDERED_HTML, false).await;
+    // The page reads go out together: the browser answers one session's commands in order,
+    // so each sees the page as it would one after another, without a round trip each. None
+    // of them changes the page.
+    let wanted = |a: Artifact| want.contains(&a);
+    let (html, mut text, mut metrics, mut observation) = tokio::join!(
+        cx.eval(assets::RENDERED_HTML, false),
+        cx.eval_if(wanted(Artifact::Text), assets::BODY_TEXT),
+        async {
+            if wanted(Artifact::Screenshot) {
+                Some(
+                    conn.send(Some(session), "Page.getLayoutMetrics", json!({}), t)
+                        .await,
+                )
+            } else {
+                None
+            }
+        },
+        cx.eval_if(wanted(Artifact::Observation), assets::OBSERVATION_JS),
+    );
     if let Ok(Value::String(h)) = &html {
         c.rendered_html = Some(h.clone());
     }
@@ -88,7 +129,7 @@ pub async fn capture_all(
                 Ok(_) => Ok(Some(failed(a, "the page has no document"))),
                 Err(e) => Ok(Some(failed(a, e.clone()))),
             },
-            Artifact::Text => match cx.eval(assets::BODY_TEXT, false).await {
+            Artifact::Text => match take_or(&mut text, &cx, assets::BODY_TEXT).await {
                 Ok(v) => {
                     let text = v.as_str().unwrap_or_default();
                     let w = write(out, &mut c, a, "text.txt", text.as_bytes())?;
@@ -105,31 +146,33 @@ pub async fn capture_all(
                 Err(e) => Ok(Some(failed(a, e))),
             },
             Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
-            Artifact::Screenshot => screenshot(&cx, out, &mut c).await,
+            Artifact::Screenshot => screenshot(&cx, metrics.take(), out, &mut c).await,
             Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
                 let entries = lock(state).console.clone();
                 let doc = json!({"schema_version": 1, "entries": entries});
                 write(out, &mut c, a, "console.json", &pretty(&doc))
             }
-            Artifact::Observation => match cx.eval(assets::OBSERVATION_JS, false).await {
-                Ok(v) => {
-                    // A titled page without controls is a plain document, not an empty capture.
-                    let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
-                        && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
-                    let w = write(out, &mut c, a, "observation.json", &pretty(&v))?;
-                    Ok(w.or_else(|| {
-                        empty.then(|| {
-                            Warning::artifact(
-                                a.as_str(),
-                                ErrorCode::ObservationEmpty,
-                                "the page has no title and no interactive elements",
-                            )
-                        })
-                    }))
+            Artifact::Observation => {
+                match take_or(&mut observation, &cx, assets::OBSERVATION_JS).await {
+                    Ok(v) => {
+                        // A titled page without controls is a plain document, not an empty capture.
+                        let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
+                            && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
+                        let w = write(out, &mut c, a, "observation.json", &pretty(&v))?;
+                        Ok(w.or_else(|| {
+                            empty.then(|| {
+                                Warning::artifact(
+                                    a.as_str(),
+                                    ErrorCode::ObservationEmpty,
+                                    "the page has no title and no interactive elements",
+                                )
+                            })
+                        }))
+                    }
+                    Err(e) => Ok(Some(failed(a, e))),
                 }
-                Err(e) => Ok(Some(failed(a, e))),
-            },
+            }
             Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
                 Ok(v) => write(out, &mut c, a, "storage.json", &pretty(&v)),
                 Err(e) => Ok(Some(failed(a, e))),
@@ -298,16 +341,21 @@ async fn content(
 
 async fn screenshot(
     cx: &Ctx<'_>,
+    metrics: Option<Result<Value, AfError>>,
     out: &mut OutDir,
     c: &mut Captured,
 ) -> Result<Option<Warning>, AfError> {
     let a = Artifact::Screenshot;
     let s = Some(cx.session);
-    let m = match cx
-        .conn
-        .send(s, "Page.getLayoutMetrics", json!({}), cx.t)
-        .await
-    {
+    let metrics = match metrics {
+        Some(m) => m,
+        None => {
+            cx.conn
+                .send(s, "Page.getLayoutMetrics", json!({}), cx.t)
+                .await
+        }
+    };
+    let m = match metrics {
         Ok(m) => m,
         Err(e) => return Ok(Some(failed(a, e.message))),
     };

@@ -56,6 +56,7 @@ pub async fn browser_fetch(
         conn,
         req.browser.tab.as_deref(),
         temporary,
+        req.browser.browser_discarded_after,
         remaining(deadline),
     )
     .await?;

@@ -50,14 +50,24 @@ pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
 
 /// Open a new tab (`tab` None or `new`) or attach to the existing target `tab`. A new tab
 /// is `temporary` unless it must outlive this driver (a takeover tab).
+///
+/// With `reuse_blank` (a browser thrown away after this fetch), a new tab is the browser's
+/// own untouched `about:blank` page when it has one: its renderer was started with the
+/// browser, while a created tab waits for a fresh renderer on a still-busy browser.
 pub async fn open(
     conn: &CdpConnection,
     tab: Option<&str>,
     temporary: bool,
+    reuse_blank: bool,
     timeout: Duration,
 ) -> Result<Tab, AfError> {
-    let (target_id, created) = match tab {
-        None | Some("new") => {
+    let blank = match tab {
+        None if reuse_blank => startup_blank_page(conn, timeout).await,
+        _ => None,
+    };
+    let (target_id, created) = match (tab, blank) {
+        (_, Some(id)) => (id, true),
+        (None | Some("new"), None) => {
             let mut params = json!({"url": "about:blank"});
             if temporary {
                 // The host closes it if this driver dies before closing it (and strips the
@@ -70,7 +80,7 @@ pub async fn open(
             let id = r["targetId"].as_str().unwrap_or_default().to_string();
             (id, true)
         }
-        Some(id) => (id.to_string(), false),
+        (Some(id), None) => (id.to_string(), false),
     };
     let attached = conn
         .send(
@@ -99,6 +109,26 @@ pub async fn open(
         session_id,
         created,
     })
+}
+
+/// The browser's start-up page: the only page target, still on `about:blank` and attached to
+/// nobody. `None` when there is no such page (or the browser cannot list its targets).
+async fn startup_blank_page(conn: &CdpConnection, timeout: Duration) -> Option<String> {
+    let r = conn
+        .send(None, "Target.getTargets", json!({}), timeout)
+        .await
+        .ok()?;
+    let pages: Vec<&Value> = r["targetInfos"]
+        .as_array()?
+        .iter()
+        .filter(|t| t["type"] == "page")
+        .collect();
+    match pages.as_slice() {
+        [only] if only["url"] == "about:blank" && only["attached"] == false => {
+            only["targetId"].as_str().map(String::from)
+        }
+        _ => None,
+    }
 }
 
 /// Close `target_id` and wait (up to `timeout`) until the browser no longer lists it:
