@@ -17,6 +17,9 @@ use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::request::Artifact;
 
+/// Longest wait for announced `responseReceivedExtraInfo` events before `network.json`.
+const EXTRA_INFO_GRACE: Duration = Duration::from_millis(500);
+
 /// Tallest full-page screenshot taken (GPU texture limits make taller ones fail).
 pub const MAX_SCREENSHOT_HEIGHT: f64 = 16384.0;
 
@@ -275,6 +278,12 @@ async fn network(
     let budget = cx.t.min(Duration::from_secs(10));
     let bodies =
         network::bodies::capture(cx.conn, cx.session, state, out, mode, max, budget).await?;
+    // A response's wire headers (`set-cookie` among them) come in an event of their own that
+    // can trail it: the announced ones get a moment before the log is written.
+    let waiting = std::time::Instant::now();
+    while lock(state).network.awaiting_extra_info() > 0 && waiting.elapsed() < EXTRA_INFO_GRACE {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let capture = json!({
         "bodies": mode,
         "bodies_defaulted": defaulted,

@@ -60,6 +60,9 @@ pub struct NetworkLog {
     request_extra: HashMap<String, Vec<Value>>,
     /// `responseReceivedExtraInfo` per CDP id, in arrival order.
     response_extra: HashMap<String, Vec<Value>>,
+    /// `responseReceived` events announcing a `responseReceivedExtraInfo` (`hasExtraInfo`),
+    /// per CDP id.
+    extra_announced: HashMap<String, usize>,
     inflight: HashSet<String>,
     last_activity: Instant,
     main_frame: String,
@@ -83,6 +86,7 @@ impl NetworkLog {
             chains: HashMap::new(),
             request_extra: HashMap::new(),
             response_extra: HashMap::new(),
+            extra_announced: HashMap::new(),
             inflight: HashSet::new(),
             last_activity: Instant::now(),
             main_frame: main_frame.to_string(),
@@ -140,6 +144,9 @@ impl NetworkLog {
             }
             "Network.responseReceived" => {
                 self.last_activity = Instant::now();
+                if p["hasExtraInfo"] == true {
+                    *self.extra_announced.entry(id.clone()).or_default() += 1;
+                }
                 if let Some(e) = self.last_hop(&id) {
                     e.response = Some(entry::response(&p["response"]));
                     e.responded_at = ts;
@@ -404,6 +411,15 @@ impl NetworkLog {
         let warnings = readiness_warnings(&snap);
         self.at_capture = Some(snap);
         warnings
+    }
+
+    /// Responses whose announced wire headers (`set-cookie` among them) have not arrived:
+    /// Chromium sends them in an event of their own, which can trail the response.
+    pub fn awaiting_extra_info(&self) -> usize {
+        self.extra_announced
+            .iter()
+            .map(|(id, n)| n.saturating_sub(self.response_extra.get(id).map_or(0, Vec::len)))
+            .sum()
     }
 
     /// Milliseconds since the last request started, responded or ended.

@@ -84,6 +84,27 @@ fn redirect_hops_get_their_own_linked_entries() {
 }
 
 #[test]
+fn announced_extra_info_is_awaited_until_it_arrives() {
+    let mut log = NetworkLog::new("F1");
+    rwbs(&mut log, "X", "XHR", "http://a/api", json!({}));
+    rwbs(&mut log, "Y", "XHR", "http://a/plain", json!({}));
+    log.on_event(
+        "Network.responseReceived",
+        &json!({"requestId": "X", "hasExtraInfo": true, "response": {"url": "http://a/api", "status": 200}}),
+    );
+    log.on_event(
+        "Network.responseReceived",
+        &json!({"requestId": "Y", "response": {"url": "http://a/plain", "status": 200}}),
+    );
+    assert_eq!(log.awaiting_extra_info(), 1);
+    log.on_event(
+        "Network.responseReceivedExtraInfo",
+        &json!({"requestId": "X", "headers": {"Set-Cookie": "a=1"}}),
+    );
+    assert_eq!(log.awaiting_extra_info(), 0);
+}
+
+#[test]
 fn extra_info_headers_are_merged_and_redacted_per_hop() {
     let mut log = NetworkLog::new("F1");
     // Extra info may arrive before the hop it belongs to.
