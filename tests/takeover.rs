@@ -98,6 +98,18 @@ fn browser_pid(root: u32) -> Option<u32> {
     })
 }
 
+/// `Runtime.evaluate` of `expr` in tab `tab` through `afhttp cdp` (`auth`: its endpoint and
+/// token flags); the value.
+pub(crate) fn eval_in_tab(fx: &Fixture, tab: &str, auth: &[&str], expr: &str) -> Value {
+    let params = json!({"expression": expr, "returnByValue": true}).to_string();
+    let run = fx
+        .cmd()
+        .args(["cdp", "Runtime.evaluate", "--tab", tab, "--params", &params])
+        .args(auth)
+        .run();
+    run.result()["result"]["result"]["value"].clone()
+}
+
 /// Whether `pid` runs (not a zombie).
 pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -169,22 +181,7 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
         .as_str()
         .unwrap()
         .to_string();
-    let eval = |expr: &str| -> Value {
-        let params = json!({"expression": expr, "returnByValue": true}).to_string();
-        let run = fx
-            .cmd()
-            .args([
-                "cdp",
-                "Runtime.evaluate",
-                "--tab",
-                &tab,
-                "--params",
-                &params,
-            ])
-            .args(auth)
-            .run();
-        run.result()["result"]["result"]["value"].clone()
-    };
+    let eval = |expr: &str| eval_in_tab(&fx, &tab, &auth, expr);
     let params = json!({"url": srv.url("/takeover-fixture/page")}).to_string();
     fx.cmd()
         .args(["cdp", "Page.navigate", "--tab", &tab, "--params", &params])
@@ -509,7 +506,8 @@ fn state_of(pid: u32) -> Option<char> {
 fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
     use std::io::BufRead;
     let fx = Fixture::new();
-    let mut child = Command::new("unshare")
+    let mut child = fx
+        .isolated("unshare")
         .args([
             "--pid",
             "--fork",
@@ -517,11 +515,6 @@ fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
             env!("CARGO_BIN_EXE_afhttp"),
         ])
         .args(["host", "--listen", "tcp:127.0.0.1:0"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &fx.home)
-        .env("XDG_DATA_HOME", &fx.data)
-        .env("TMPDIR", &fx.tmp)
         .env("AFHTTP_NO_SANDBOX", "1")
         .env("AFHTTP_LOG", "warn")
         .stdout(std::process::Stdio::piped())

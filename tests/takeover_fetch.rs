@@ -8,11 +8,11 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
 use crate::support::{Fixture, FixtureServer};
-use crate::takeover::{health, start_novnc_host, wait_for, TOKEN};
+use crate::takeover::{eval_in_tab, health, start_novnc_host, wait_for, TOKEN};
 
 /// Run a printed command line through `sh`, with the binary first on PATH, in `fx`'s
 /// environment plus `env`; returns the one JSON event.
@@ -26,13 +26,10 @@ pub(crate) fn run_printed(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> 
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
+    let out = fx
+        .isolated("sh")
         .args(["-c", command])
-        .env_clear()
         .env("PATH", path)
-        .env("HOME", &fx.home)
-        .env("XDG_DATA_HOME", &fx.data)
-        .env("TMPDIR", &fx.tmp)
         .envs(env.iter().copied())
         .current_dir(fx.path())
         .stdin(Stdio::null())
@@ -145,22 +142,7 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
     );
 
     // 3. Multi-attach: while the human's panel is connected, the agent reads the same tab.
-    let eval = |expr: &str| -> Value {
-        let params = json!({"expression": expr, "returnByValue": true}).to_string();
-        let run = fx
-            .cmd()
-            .args([
-                "cdp",
-                "Runtime.evaluate",
-                "--tab",
-                &tab,
-                "--params",
-                &params,
-            ])
-            .args(auth)
-            .run();
-        run.result()["result"]["result"]["value"].clone()
-    };
+    let eval = |expr: &str| eval_in_tab(&fx, &tab, &auth, expr);
     wait_for("the typed phrase", Duration::from_secs(10), || {
         eval("document.querySelector('#field').value") == GATE_PHRASE
     });

@@ -10,6 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
@@ -140,17 +141,17 @@ pub fn try_lock(profile_dir: &Path) -> Result<ProfileLock, AfError> {
 /// record; it retries briefly for a record naming a live process on this machine.
 fn current_owner(path: &Path) -> Option<LockOwner> {
     let here = hostname();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    let deadline = Instant::now() + Duration::from_millis(500);
     loop {
         let owner = read_owner(path);
         let settled = match &owner {
             Some(o) => o.hostname != here || Path::new(&format!("/proc/{}", o.pid)).exists(),
             None => false,
         };
-        if settled || std::time::Instant::now() >= deadline {
+        if settled || Instant::now() >= deadline {
             return owner;
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -3,7 +3,7 @@
 //! request, then every process and every line of output searched for the token.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -23,7 +23,8 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let log = fx.path().join("host.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_afhttp"))
+    let mut child = fx
+        .isolated(env!("CARGO_BIN_EXE_afhttp"))
         .args([
             "host",
             "--listen",
@@ -31,11 +32,6 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
             "--takeover-provider",
             "novnc",
         ])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &fx.home)
-        .env("XDG_DATA_HOME", &fx.data)
-        .env("TMPDIR", &fx.tmp)
         .env("AFHTTP_NO_SANDBOX", "1")
         .env("AFHTTP_LOG", "debug")
         // From the environment, as an operator would: the host's own argv stays clean.

@@ -44,19 +44,13 @@ impl Fixture {
     pub fn cmd_via(&self, wrapper: &[&str]) -> Cmd {
         let mut cmd = match wrapper.split_first() {
             Some((program, rest)) => {
-                let mut c = Command::new(program);
+                let mut c = self.isolated(program);
                 c.args(rest).arg(env!("CARGO_BIN_EXE_afhttp"));
                 c
             }
-            None => Command::new(env!("CARGO_BIN_EXE_afhttp")),
+            None => self.isolated(env!("CARGO_BIN_EXE_afhttp")),
         };
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", &self.data)
-            .env("TMPDIR", &self.tmp)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null());
+        cmd.current_dir(self.dir.path()).stdin(Stdio::null());
         Cmd {
             cmd,
             argv: Vec::new(),
@@ -67,17 +61,24 @@ impl Fixture {
     /// a test kills): browser sandbox off (root), warn-level logs on the test's stderr, and
     /// stdout piped for its event.
     pub fn child_command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_afhttp"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", &self.data)
-            .env("TMPDIR", &self.tmp)
-            .env("AFHTTP_NO_SANDBOX", "1")
+        let mut cmd = self.isolated(env!("CARGO_BIN_EXE_afhttp"));
+        cmd.env("AFHTTP_NO_SANDBOX", "1")
             .env("AFHTTP_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
+        cmd
+    }
+
+    /// `program` with a cleared environment but this one's `PATH`, `HOME`, `XDG_DATA_HOME`
+    /// and `TMPDIR`.
+    pub fn isolated(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", &self.data)
+            .env("TMPDIR", &self.tmp);
         cmd
     }
 

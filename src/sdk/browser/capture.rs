@@ -1,7 +1,7 @@
 //! Artifact captures after readiness. Each capture fails alone, as a warning.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -59,28 +59,37 @@ impl Ctx<'_> {
             Err(e) => Err(e.message),
         }
     }
-}
 
-impl Ctx<'_> {
-    /// [`Ctx::eval`] of `expr` when `wanted`.
-    async fn eval_if(&self, wanted: bool, expr: &str) -> Option<Result<Value, String>> {
-        if wanted {
-            Some(self.eval(expr, false).await)
-        } else {
-            None
-        }
+    async fn layout_metrics(&self) -> Result<Value, AfError> {
+        self.conn
+            .send(
+                Some(self.session),
+                "Page.getLayoutMetrics",
+                json!({}),
+                self.t,
+            )
+            .await
     }
 }
 
-/// A read prefetched by [`capture_all`], or (asked twice in `want`) evaluated again.
-async fn take_or(
-    prefetched: &mut Option<Result<Value, String>>,
-    cx: &Ctx<'_>,
-    expr: &str,
-) -> Result<Value, String> {
+/// `read`'s result when `wanted` (futures do nothing until awaited).
+async fn when<T>(wanted: bool, read: impl std::future::Future<Output = T>) -> Option<T> {
+    if wanted {
+        Some(read.await)
+    } else {
+        None
+    }
+}
+
+/// A read [`capture_all`] prefetched, or `again` when there is none (an artifact it did not
+/// expect).
+async fn prefetched_or<T>(
+    prefetched: &mut Option<T>,
+    again: impl std::future::Future<Output = T>,
+) -> T {
     match prefetched.take() {
         Some(r) => r,
-        None => cx.eval(expr, false).await,
+        None => again.await,
     }
 }
 
@@ -108,18 +117,12 @@ pub async fn capture_all(
     let wanted = |a: Artifact| want.contains(&a);
     let (html, mut text, mut metrics, mut observation) = tokio::join!(
         cx.eval(assets::RENDERED_HTML, false),
-        cx.eval_if(wanted(Artifact::Text), assets::BODY_TEXT),
-        async {
-            if wanted(Artifact::Screenshot) {
-                Some(
-                    conn.send(Some(session), "Page.getLayoutMetrics", json!({}), t)
-                        .await,
-                )
-            } else {
-                None
-            }
-        },
-        cx.eval_if(wanted(Artifact::Observation), assets::OBSERVATION_JS),
+        when(wanted(Artifact::Text), cx.eval(assets::BODY_TEXT, false)),
+        when(wanted(Artifact::Screenshot), cx.layout_metrics()),
+        when(
+            wanted(Artifact::Observation),
+            cx.eval(assets::OBSERVATION_JS, false)
+        ),
     );
     if let Ok(Value::String(h)) = &html {
         c.rendered_html = Some(h.clone());
@@ -132,24 +135,29 @@ pub async fn capture_all(
                 Ok(_) => Ok(Some(failed(a, "the page has no document"))),
                 Err(e) => Ok(Some(failed(a, e.clone()))),
             },
-            Artifact::Text => match take_or(&mut text, &cx, assets::BODY_TEXT).await {
-                Ok(v) => {
-                    let text = v.as_str().unwrap_or_default();
-                    let w = write(out, &mut c, a, "text.txt", text.as_bytes())?;
-                    Ok(w.or_else(|| {
-                        text.trim().is_empty().then(|| {
-                            Warning::artifact(
-                                a.as_str(),
-                                ErrorCode::ArtifactEmpty,
-                                "the page has no visible text",
-                            )
-                        })
-                    }))
+            Artifact::Text => {
+                match prefetched_or(&mut text, cx.eval(assets::BODY_TEXT, false)).await {
+                    Ok(v) => {
+                        let text = v.as_str().unwrap_or_default();
+                        let w = write(out, &mut c, a, "text.txt", text.as_bytes())?;
+                        Ok(w.or_else(|| {
+                            text.trim().is_empty().then(|| {
+                                Warning::artifact(
+                                    a.as_str(),
+                                    ErrorCode::ArtifactEmpty,
+                                    "the page has no visible text",
+                                )
+                            })
+                        }))
+                    }
+                    Err(e) => Ok(Some(failed(a, e))),
                 }
-                Err(e) => Ok(Some(failed(a, e))),
-            },
+            }
             Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
-            Artifact::Screenshot => screenshot(&cx, metrics.take(), out, &mut c).await,
+            Artifact::Screenshot => {
+                let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
+                screenshot(&cx, metrics, out, &mut c).await
+            }
             Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
                 let entries = lock(state).console.clone();
@@ -157,7 +165,8 @@ pub async fn capture_all(
                 write(out, &mut c, a, "console.json", &pretty(&doc))
             }
             Artifact::Observation => {
-                match take_or(&mut observation, &cx, assets::OBSERVATION_JS).await {
+                match prefetched_or(&mut observation, cx.eval(assets::OBSERVATION_JS, false)).await
+                {
                     Ok(v) => {
                         // A titled page without controls is a plain document, not an empty capture.
                         let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
@@ -280,7 +289,7 @@ async fn network(
         network::bodies::capture(cx.conn, cx.session, state, out, mode, max, budget).await?;
     // A response's wire headers (`set-cookie` among them) come in an event of their own that
     // can trail it: the announced ones get a moment before the log is written.
-    let waiting = std::time::Instant::now();
+    let waiting = Instant::now();
     while lock(state).network.awaiting_extra_info() > 0 && waiting.elapsed() < EXTRA_INFO_GRACE {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -350,20 +359,12 @@ async fn content(
 
 async fn screenshot(
     cx: &Ctx<'_>,
-    metrics: Option<Result<Value, AfError>>,
+    metrics: Result<Value, AfError>,
     out: &mut OutDir,
     c: &mut Captured,
 ) -> Result<Option<Warning>, AfError> {
     let a = Artifact::Screenshot;
     let s = Some(cx.session);
-    let metrics = match metrics {
-        Some(m) => m,
-        None => {
-            cx.conn
-                .send(s, "Page.getLayoutMetrics", json!({}), cx.t)
-                .await
-        }
-    };
     let m = match metrics {
         Ok(m) => m,
         Err(e) => return Ok(Some(failed(a, e.message))),
