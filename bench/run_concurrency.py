@@ -11,10 +11,11 @@ measured in the same run:
 3. Scaling: 16 fetches with 1, 2, 4 and 8 workers: throughput (fetches/s) and the peak RSS of
    the host and of the browser's process group while they run (sampled every 200 ms).
 
-BENCH_ROUNDS (default 3) sets how many sequential/parallel rounds alternate.
+BENCH_ROUNDS (default 5) sets how many sequential/parallel rounds alternate.
 """
 import os
 import platform
+import resource
 import shutil
 import statistics
 import sys
@@ -28,7 +29,7 @@ import run_browser  # noqa: E402,F401  (registers /spa and /api/items on the sha
 
 ROOT = http_bench.ROOT
 BIN = http_bench.BIN
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 PARALLEL = 8
 SWEEP = (1, 2, 4, 8)
 SWEEP_FETCHES = 16
@@ -55,6 +56,38 @@ def group_rss_kib(pgid):
     return total
 
 
+def cpu_s(pid, children=True):
+    """CPU seconds of `pid` (with its reaped children when `children`), 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    ticks = sum(int(v) for v in fields[11:15 if children else 13])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_s(pgid):
+    """CPU seconds of every process in the group, plus the children they reaped: a renderer
+    that exited is counted through its parent."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) == pgid:
+                total += cpu_s(entry)
+        except (ProcessLookupError, FileNotFoundError, PermissionError):
+            pass
+    return total
+
+
+def drivers_cpu_s():
+    """CPU seconds of every finished child of this script: the `afhttp fetch` processes."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def main():
     env = run_browser.bench_env()
     load_start = os.getloadavg()[0]
@@ -74,20 +107,27 @@ def main():
         run_browser.timed([BIN, "fetch", base + "/spa", "--endpoint-url", endpoint, "--render", "always",
                            "--want", "rendered_html,text,screenshot,network,console,observation", "--out", out], env)
 
+    def cpu_now():
+        return (group_cpu_s(browser_pid), cpu_s(host.pid, children=False), drivers_cpu_s())
+
+    def cpu_per_fetch(before):
+        """CPU ms per fetch since `before`: (browser tree, host, drivers)."""
+        return tuple((b - a) * 1000 / PARALLEL for a, b in zip(before, cpu_now()))
+
     def sequential():
-        t = time.perf_counter()
+        before, t = cpu_now(), time.perf_counter()
         for _ in range(PARALLEL):
             fetch()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, cpu_per_fetch(before)
 
     def parallel():
-        t = time.perf_counter()
+        before, t = cpu_now(), time.perf_counter()
         threads = [threading.Thread(target=fetch) for _ in range(PARALLEL)]
         for th in threads:
             th.start()
         for th in threads:
             th.join()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, cpu_per_fetch(before)
 
     def sweep(workers):
         """SWEEP_FETCHES fetches over `workers` threads: (fetches/s, peak host KiB, peak browser KiB)."""
@@ -125,10 +165,14 @@ def main():
     try:
         for _ in range(2):
             fetch()
-        seq, par = [], []
+        seq, par, seq_cpu, par_cpu = [], [], [], []
         for _ in range(ROUNDS):
-            seq.append(sequential())
-            par.append(parallel())
+            wall, cpu = sequential()
+            seq.append(wall)
+            seq_cpu.append(cpu)
+            wall, cpu = parallel()
+            par.append(wall)
+            par_cpu.append(cpu)
         # Memory: count every fetch so far, top up to 20, then to 200 in parallel batches.
         while n[0] < 20:
             fetch()
@@ -147,6 +191,10 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     seq_med, par_med = statistics.median(seq), statistics.median(par)
+
+    def cpu_cells(samples):
+        return " | ".join(f"{statistics.median(s[i] for s in samples):.0f}" for i in range(3))
+
     speedup = seq_med / par_med
     growth = (host_200 - host_20) / host_20 * 100 if host_20 else 0.0
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
@@ -172,10 +220,14 @@ Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, 1-min load averag
 {ROUNDS} alternating rounds. Each fetch is a whole `afhttp fetch --render always` process on the SPA
 page with rendered_html, text, screenshot, network, console and observation.
 
-| Case | median ms per round of 8 |
-| --- | --- |
-| 8 fetches one after another | {seq_med * 1000:.0f} |
-| 8 fetches at once | {par_med * 1000:.0f} |
+| Case | median ms per round of 8 | CPU ms per fetch: browser tree | host | `afhttp fetch` |
+| --- | --- | --- | --- | --- |
+| 8 fetches one after another | {seq_med * 1000:.0f} | {cpu_cells(seq_cpu)} |
+| 8 fetches at once | {par_med * 1000:.0f} | {cpu_cells(par_cpu)} |
+
+CPU per fetch (median of the rounds): the browser's whole process tree (renderers, GPU and
+network processes included), the host, and the `afhttp fetch` process itself. On {os.cpu_count()} cores
+a round of {PARALLEL} cannot end sooner than {PARALLEL} x that CPU / {os.cpu_count()}.
 
 | Memory after | host RSS (MiB) | browser tree RSS (MiB) |
 | --- | --- | --- |
