@@ -302,6 +302,60 @@ fn inline_escalation_renders_and_leaves_nothing() {
     assert!(!browser_tmp.exists(), "{browser_tmp:?} was left behind");
 }
 
+/// `[innerWidth, innerHeight, outerWidth, outerHeight, screen.width, screen.height]` of the
+/// page a `fetch` run saw.
+fn window_geometry(run: &crate::support::cmd::Run) -> Vec<u64> {
+    let v = &run.event["trace"]["evaluate_after_wait"]["value"];
+    serde_json::from_str(
+        v.as_str()
+            .unwrap_or_else(|| panic!("no geometry: {}", run.event)),
+    )
+    .unwrap()
+}
+
+const GEOMETRY_JS: &str = "JSON.stringify([innerWidth, innerHeight, outerWidth, outerHeight, \
+    screen.width, screen.height])";
+
+#[test]
+fn headless_screen_is_the_window_and_inline_tabs_match_host_tabs() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let fetch = |via_host: bool, out: &str| {
+        let mut cmd = fx.cmd().env("AFHTTP_NO_SANDBOX", "1").args([
+            "fetch",
+            &srv.url("/spa"),
+            "--render",
+            "always",
+        ]);
+        if via_host {
+            cmd = cmd.args(["--endpoint-url", &host.endpoint]);
+        }
+        cmd.args([
+            "--want",
+            "text",
+            "--evaluate-after-wait",
+            GEOMETRY_JS,
+            "--out",
+        ])
+        .arg(fx.path().join(out))
+        .run()
+    };
+    let hosted = window_geometry(&fetch(true, "hosted"));
+    // The inline fetch drives the browser's first tab, the one a root-only `--no-sandbox`
+    // infobar would shrink.
+    let inline = window_geometry(&fetch(false, "inline"));
+    for g in [&hosted, &inline] {
+        assert_eq!(g[2..4], g[4..6], "the screen is not the window: {g:?}");
+        assert_eq!(g[2..4], [1280, 720], "{g:?}");
+    }
+    assert_eq!(
+        hosted[..2],
+        inline[..2],
+        "host {hosted:?} vs inline {inline:?}"
+    );
+}
+
 #[test]
 fn lightpanda_host_fetches_without_screenshots() {
     let fx = Fixture::new();

@@ -197,6 +197,14 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
         "--window-size={},{}",
         opts.window_size.0, opts.window_size.1
     ));
+    if opts.headless && opts.backend != Backend::ChromeHeadlessShell {
+        // The headless screen is 800x600 unless told otherwise: smaller than the window,
+        // which no real desktop shows. No infobar either: as root, the `--no-sandbox` warning
+        // would take 56 px from the first tab's viewport only (an inline fetch's tab).
+        let (w, h) = requested_window_size(&opts.extra_args).unwrap_or(opts.window_size);
+        args.push(format!("--screen-info={{{w}x{h}}}"));
+        args.push("--disable-infobars".to_string());
+    }
     if !opts.headless && opts.display.is_some() {
         // On a takeover display the window fills the framebuffer: placed at the origin, and
         // maximized when a window manager runs.
@@ -224,6 +232,19 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
     args.extend(opts.extra_args.iter().cloned());
     args.push("about:blank".to_string());
     Ok(args)
+}
+
+/// The last `--window-size=W,H` among the user's `--browser-arg` values: it overrides
+/// afhttp's, so the headless screen must match it.
+fn requested_window_size(extra_args: &[String]) -> Option<(u32, u32)> {
+    extra_args.iter().rev().find_map(|arg| {
+        let value = arg
+            .strip_prefix("--window-size=")
+            .or_else(|| arg.strip_prefix("-window-size="))?;
+        let (w, h) = value.split_once(',')?;
+        let size = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+        (size.0 > 0 && size.1 > 0).then_some(size)
+    })
 }
 
 /// Lightpanda's CDP server on loopback: `serve --host 127.0.0.1 --port <port>`.

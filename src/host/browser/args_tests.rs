@@ -197,3 +197,31 @@ fn a_loopback_proxy_sees_loopback_targets_and_webrtc_stays_behind_it() {
         );
     }
 }
+
+#[test]
+fn headless_screen_is_the_window_size_and_has_no_infobar() {
+    let args = chromium_args(&opts()).unwrap();
+    assert!(has(&args, "--screen-info={1280x800}"), "{args:?}");
+    assert!(has(&args, "--disable-infobars"), "{args:?}");
+
+    // A user's --window-size wins over afhttp's, and the screen follows it.
+    let mut o = opts();
+    o.extra_args = vec!["--window-size=1920,1080".into()];
+    let args = chromium_args(&o).unwrap();
+    assert!(has(&args, "--screen-info={1920x1080}"), "{args:?}");
+    o.extra_args = vec!["--window-size=oops".into()];
+    let args = chromium_args(&o).unwrap();
+    assert!(has(&args, "--screen-info={1280x800}"), "{args:?}");
+
+    // Headful windows are on a real display (a human may need the infobar), and the
+    // headless shell has neither a screen switch nor infobars.
+    let mut o = opts();
+    o.headless = false;
+    let args = chromium_args(&o).unwrap();
+    assert!(!args.iter().any(|a| a.starts_with("--screen-info")));
+    assert!(!has(&args, "--disable-infobars"));
+    let mut o = opts();
+    o.backend = Backend::ChromeHeadlessShell;
+    let args = chromium_args(&o).unwrap();
+    assert!(!args.iter().any(|a| a.starts_with("--screen-info")));
+}
