@@ -11,7 +11,8 @@ measured in the same run:
 3. Scaling: 16 fetches with 1, 2, 4 and 8 workers: throughput (fetches/s) and the peak RSS of
    the host and of the browser's process group while they run (sampled every 200 ms).
 
-BENCH_ROUNDS (default 5) sets how many sequential/parallel rounds alternate.
+BENCH_ROUNDS (default 5) sets how many sequential/parallel rounds alternate; each round starts
+after a 1 s pause, from a browser with no teardown left over from the round before.
 """
 import os
 import platform
@@ -33,6 +34,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 PARALLEL = 8
 SWEEP = (1, 2, 4, 8)
 SWEEP_FETCHES = 16
+SETTLE_S = 1.0
 
 
 def rss_kib(pid):
@@ -91,6 +93,7 @@ def drivers_cpu_s():
 def main():
     env = run_browser.bench_env()
     load_start = os.getloadavg()[0]
+    started_utc = time.strftime("%H:%M:%S", time.gmtime())
     srv = http_bench.serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-conc-")
@@ -114,13 +117,20 @@ def main():
         """CPU ms per fetch since `before`: (browser tree, host, drivers)."""
         return tuple((b - a) * 1000 / PARALLEL for a, b in zip(before, cpu_now()))
 
+    def settle():
+        """Let the browser finish the last round's teardown (closing tabs, exiting renderers)
+        so that neither case pays for the other's."""
+        time.sleep(SETTLE_S)
+
     def sequential():
+        settle()
         before, t = cpu_now(), time.perf_counter()
         for _ in range(PARALLEL):
             fetch()
         return time.perf_counter() - t, cpu_per_fetch(before)
 
     def parallel():
+        settle()
         before, t = cpu_now(), time.perf_counter()
         threads = [threading.Thread(target=fetch) for _ in range(PARALLEL)]
         for th in threads:
@@ -207,6 +217,19 @@ def main():
         for i, x in enumerate(par):
             f.write(f"parallel8,{i},{x * 1000:.1f}\n")
 
+    # Every run is kept: on a shared VM the ratio moves between runs (the CPU a fetch costs
+    # does), and one run alone would hide that.
+    history = os.path.join(run_dir, "history-concurrency.csv")
+    new_file = not os.path.exists(history)
+    with open(history, "a") as f:
+        if new_file:
+            f.write("utc,load_start,settle_s,rounds,sequential8_ms,parallel8_ms,ratio\n")
+        f.write(f"{started_utc},{load_start:.2f},{SETTLE_S:.1f},{ROUNDS},"
+                f"{seq_med * 1000:.0f},{par_med * 1000:.0f},{speedup:.2f}\n")
+    with open(history) as f:
+        runs = [line.strip().split(",") for line in f.readlines()[1:] if line.strip()]
+    runs_line = ", ".join(f"{r[6]}x{'' if float(r[2]) > 0 else ' (no pause)'}" for r in runs)
+
     def verdict(ok):
         return "met" if ok else "NOT met"
 
@@ -217,7 +240,7 @@ def main():
 
 Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, 1-min load average {load_start:.1f} at the start and
 {os.getloadavg()[0]:.1f} at the end: other work on the machine inflates every case), Debian Chromium, one warm `afhttp host`,
-{ROUNDS} alternating rounds. Each fetch is a whole `afhttp fetch --render always` process on the SPA
+{ROUNDS} alternating rounds, each after a {SETTLE_S:.0f} s pause. Each fetch is a whole `afhttp fetch --render always` process on the SPA
 page with rendered_html, text, screenshot, network, console and observation.
 
 | Case | median ms per round of 8 | CPU ms per fetch: browser tree | host | `afhttp fetch` |
@@ -228,6 +251,10 @@ page with rendered_html, text, screenshot, network, console and observation.
 CPU per fetch (median of the rounds): the browser's whole process tree (renderers, GPU and
 network processes included), the host, and the `afhttp fetch` process itself. On {os.cpu_count()} cores
 a round of {PARALLEL} cannot end sooner than {PARALLEL} x that CPU / {os.cpu_count()}.
+
+Every run of this bench on this machine today (`{os.path.relpath(history, ROOT)}`), oldest
+first: {runs_line}. Runs marked "no pause" started each round straight after the previous
+one, so the parallel round also paid for the sequential round's tab teardown.
 
 | Memory after | host RSS (MiB) | browser tree RSS (MiB) |
 | --- | --- | --- |
