@@ -45,17 +45,22 @@ def rss_kib(pid):
     return 0
 
 
-def group_rss_kib(pgid):
+def group_sum(pgid, measure):
+    """`measure(pid)` summed over every process in the group (one that vanishes counts 0)."""
     total = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             if os.getpgid(int(entry)) == pgid:
-                total += rss_kib(entry)
+                total += measure(entry)
         except (ProcessLookupError, FileNotFoundError, PermissionError):
             pass
     return total
+
+
+def group_rss_kib(pgid):
+    return group_sum(pgid, rss_kib)
 
 
 def cpu_s(pid, children=True):
@@ -72,16 +77,7 @@ def cpu_s(pid, children=True):
 def group_cpu_s(pgid):
     """CPU seconds of every process in the group, plus the children they reaped: a renderer
     that exited is counted through its parent."""
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry)) == pgid:
-                total += cpu_s(entry)
-        except (ProcessLookupError, FileNotFoundError, PermissionError):
-            pass
-    return total
+    return group_sum(pgid, cpu_s)
 
 
 def drivers_cpu_s():
