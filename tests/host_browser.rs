@@ -205,12 +205,10 @@ fn env_probe_child() {
 fn a_browser_that_dies_at_once_is_reported_with_its_stderr_fast() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("fake-chromium");
-    std::fs::write(
+    crate::support::write_script(
         &fake,
         "#!/bin/sh\necho 'first line' >&2\necho 'fatal: cannot start' >&2\nexit 3\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let profile = dir.path().join("profile");
     runtime().block_on(async {
         let opts = options(Backend::Chromium, &fake, &profile);
@@ -260,16 +258,12 @@ fn a_browser_that_never_answers_times_out_and_is_killed() {
     let fake = dir.path().join("silent-browser");
     let helper = dir.path().join("helper-process");
     // The helper runs as a child of the fake browser, in its group: it must die with it.
-    std::fs::write(&helper, "#!/bin/sh\nwhile :; do sleep 1; done\n").unwrap();
+    crate::support::write_script(&helper, "#!/bin/sh\nwhile :; do sleep 1; done\n");
     let script = format!(
         "#!/bin/sh\necho waiting >&2\n{} &\nwait\n",
         helper.display()
     );
-    std::fs::write(&fake, script).unwrap();
-    for path in [&fake, &helper] {
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-    }
+    crate::support::write_script(&fake, &script);
     let profile = dir.path().join("profile");
     runtime().block_on(async {
         let mut opts = options(Backend::Chromium, &fake, &profile);

@@ -259,19 +259,13 @@ fn inline_escalation_renders_and_leaves_nothing() {
     // socket directory there, so it must be afhttp's own and gone afterwards.
     let seen = fx.path().join("browser-tmpdir");
     let wrapper = fx.path().join("chromium-wrapper");
-    std::fs::write(
+    crate::support::write_script(
         &wrapper,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$TMPDIR\" > {}\nexec chromium \"$@\"\n",
             seen.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    );
     let run = fx
         .cmd()
         .env("AFHTTP_NO_SANDBOX", "1")

@@ -19,3 +19,10 @@ pub use proxy::HttpProxy;
 pub use server::{FixtureServer, RecordedRequest};
 pub use socks::Socks5Proxy;
 pub use tls::TlsFixtureServer;
+
+/// Write `body` to `path` as an executable script (a fake or wrapped browser, a helper).
+pub fn write_script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

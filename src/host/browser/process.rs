@@ -40,8 +40,8 @@ pub struct RunningBrowser {
     child: Child,
     tail: Tail,
     stopped: bool,
-    /// The browser's `TMPDIR` (see [`scratch_dir`]); declared after `child` so it is removed
-    /// after the group is signalled on drop.
+    /// The browser's `TMPDIR` (see [`scratch_dir`]), removed when this drops: after `Drop`
+    /// has signalled the group, since fields drop after `Drop::drop` runs.
     scratch: Option<tempfile::TempDir>,
 }
 
