@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use afhttp::error::ErrorCode;
@@ -20,9 +20,6 @@ use serde_json::{json, Value};
 use crate::support::FixtureServer;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// One Chromium at a time: the machine is small and each test owns a browser.
-pub(crate) static ONE_BROWSER: Mutex<()> = Mutex::new(());
 
 /// A headless Chromium on an ephemeral port, killed on drop.
 struct Browser {
@@ -140,7 +137,7 @@ impl Run {
 
 /// Launch a browser, run `browser_fetch` for `req`, and check no tab leaked.
 fn fetch_with(req: FetchRequest, during: Option<CrashPlan>) -> Run {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let browser = Browser::launch();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

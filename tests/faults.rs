@@ -2,16 +2,22 @@
 //! or the host, SIGTERM under load, a full file system, two hosts racing for one profile)
 //! against the built binary and real Chromium. See docs/faults.md.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::host_cli::HostProc;
-use crate::support::{Fixture, FixtureServer};
-use crate::takeover::{alive, descendants, wait_for};
+use crate::support::{
+    alive, descendants, port_of, processes_mentioning, sigkill, wait_for, Fixture, FixtureServer,
+    HostProc,
+};
+
+/// `/health` of a tokenless loopback host.
+fn health(endpoint: &str) -> Value {
+    crate::support::health(port_of(endpoint), None)
+}
 
 /// `afhttp ARGS` in `fx`'s environment as a child whose stdout is captured.
 fn spawn(fx: &Fixture, args: &[&str]) -> Child {
@@ -41,30 +47,6 @@ fn finish(mut child: Child, bound: Duration) -> (i32, Value, Duration) {
     let event = serde_json::from_str(out.trim())
         .unwrap_or_else(|_| panic!("stdout is not one JSON event: {out:?}"));
     (status.code().unwrap_or(-1), event, t.elapsed())
-}
-
-fn sigkill(pid: i32) {
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-}
-
-/// `GET /health` on a tokenless loopback host, straight over TCP (polled fast).
-fn health(endpoint: &str) -> Value {
-    let addr = endpoint.trim_start_matches("ws://");
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return Value::Null;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    let _ = write!(
-        s,
-        "GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    );
-    let mut raw = String::new();
-    let _ = s.read_to_string(&mut raw);
-    serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap_or(Value::Null)
 }
 
 /// Page target ids of the host, through `afhttp tabs list`.
@@ -486,23 +468,11 @@ fn profile_race_and_takeover_after_a_killed_host() {
     );
 }
 
-/// Live processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            alive(*pid)
-                && std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
-        })
-        .collect()
-}
-
 /// An inline `fetch --render always` killed with SIGKILL: its browser (own process group,
 /// ephemeral profile under the fetch's TMPDIR) dies with it instead of running on.
 #[test]
 fn killed_inline_fetch_leaves_no_browser() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let slow = srv.url("/slow?ms=30000");

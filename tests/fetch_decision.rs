@@ -72,6 +72,7 @@ fn challenge_pages_are_classified_with_next_action_under_render_none() {
 
 #[test]
 fn challenge_under_auto_escalates_and_reports_the_reason() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let (name, _) = challenge_names().into_iter().find(|(_, p)| *p).unwrap();
@@ -89,6 +90,7 @@ fn challenge_under_auto_escalates_and_reports_the_reason() {
 
 #[test]
 fn spa_shell_escalates_static_page_does_not() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/spa")]).run();
@@ -115,6 +117,7 @@ fn spa_shell_escalates_static_page_does_not() {
 
 #[test]
 fn browser_only_artifacts() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let run = fx
@@ -148,6 +151,7 @@ fn browser_only_artifacts() {
 
 #[test]
 fn wall_status_with_html_escalates_under_auto() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/status/429")]).run();

@@ -96,6 +96,7 @@ pub(crate) fn lightpanda_binary() -> PathBuf {
 
 #[test]
 fn chromium_starts_answers_and_shutdown_leaves_no_process() {
+    let _one = crate::support::chromium::lock();
     let profile = tempfile::tempdir().unwrap();
     runtime().block_on(async {
         let opts = options(Backend::Chromium, Path::new(CHROMIUM), profile.path());
@@ -132,6 +133,7 @@ fn chromium_starts_answers_and_shutdown_leaves_no_process() {
 
 #[test]
 fn dropping_a_running_browser_kills_its_group() {
+    let _one = crate::support::chromium::lock();
     let profile = tempfile::tempdir().unwrap();
     let pid = runtime().block_on(async {
         let opts = options(Backend::Chromium, Path::new(CHROMIUM), profile.path());
@@ -151,6 +153,7 @@ fn dropping_a_running_browser_kills_its_group() {
 /// (`env_probe_child`) launches Chromium and inspects the browser's real environment.
 #[test]
 fn browser_environment_holds_no_proxy_or_afhttp_variables() {
+    let _one = crate::support::chromium::lock();
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -231,6 +234,7 @@ fn a_browser_that_dies_at_once_is_reported_with_its_stderr_fast() {
 
 #[test]
 fn chromium_refusing_root_without_no_sandbox_is_reported_fast() {
+    let _one = crate::support::chromium::lock();
     if !nix::unistd::Uid::effective().is_root() {
         // As a normal user the sandbox works, so there is no failure to observe.
         return;
@@ -289,6 +293,7 @@ fn a_browser_that_never_answers_times_out_and_is_killed() {
 
 #[test]
 fn lightpanda_starts_answers_and_stops() {
+    let _one = crate::support::chromium::lock();
     let binary = lightpanda_binary();
     let profile = tempfile::tempdir().unwrap();
     runtime().block_on(async {

@@ -2,86 +2,12 @@
 //! Chromium (installed by the test command).
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Fixture, FixtureServer};
-
-/// A running `afhttp host` child; SIGTERM on drop.
-pub struct HostProc {
-    pub child: Child,
-    pub ready: Value,
-    pub endpoint: String,
-}
-
-impl HostProc {
-    pub fn start(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> HostProc {
-        let mut cmd = fx.child_command();
-        cmd.arg("host").args(args);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let ready: Value =
-            serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
-        assert_eq!(ready["kind"], "result", "host failed: {ready}");
-        assert_eq!(ready["result"]["code"], "host_ready");
-        let endpoint = ready["result"]["endpoint_url"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        HostProc {
-            child,
-            ready: ready["result"].clone(),
-            endpoint,
-        }
-    }
-
-    pub fn terminate(&mut self) -> (i32, Duration) {
-        let t = Instant::now();
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        )
-        .unwrap();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status.code().unwrap_or(-1), t.elapsed());
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(15),
-                "host did not exit after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for HostProc {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.terminate();
-        }
-    }
-}
-
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(needle))
-                .unwrap_or(false)
-        })
-        .collect()
-}
+use crate::support::{processes_mentioning, Fixture, FixtureServer, HostProc};
 
 #[test]
 fn host_serves_drivers_and_stops_cleanly() {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::host_cli::HostProc;
+use crate::support::HostProc;
 use crate::support::{Fixture, FixtureServer};
 
 /// `GET path` on a `ws://HOST:PORT` endpoint with an optional bearer token: (status, JSON).

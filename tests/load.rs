@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::browser_fetch::ONE_BROWSER;
-use crate::host_cli::HostProc;
+use crate::support::HostProc;
 use crate::support::{Fixture, FixtureServer};
 
 fn page_targets(fx: &Fixture, ep: &str) -> usize {
@@ -208,7 +207,7 @@ fn soak_batch(
 
 #[test]
 fn soak_of_mixed_fetches_leaks_no_tabs_memory_or_fds() {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     const TOTAL: usize = 104;
     const PARALLEL: usize = 8;
     let fx = Fixture::new();

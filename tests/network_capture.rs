@@ -3,7 +3,6 @@
 //! redaction and readiness counts.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -11,12 +10,9 @@ use crate::support::{Fixture, FixtureServer, Run};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// One Chromium at a time: the machine is small and each fetch starts its own browser.
-static ONE_BROWSER: Mutex<()> = Mutex::new(());
-
 /// `afhttp fetch URL --render always --want network --out DIR EXTRA...` in an inline browser.
 fn fetch(fx: &Fixture, url: &str, extra: &[&str]) -> (Run, Value, PathBuf) {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let out = fx.path().join(format!("out-{}", uuid_like()));
     let run = fx
         .cmd()
@@ -410,8 +406,8 @@ fn requests_in_flight_at_capture_are_counted_and_warned() {
 fn concurrent_fetches_on_one_host_see_only_their_own_requests() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
-    let mut host = crate::host_cli::HostProc::start(
+    let _one = crate::support::chromium::lock();
+    let mut host = crate::support::HostProc::start(
         &fx,
         &["--listen", "tcp:127.0.0.1:0"],
         &[("AFHTTP_BROWSER_BIN", CHROMIUM)],
@@ -454,8 +450,8 @@ fn concurrent_fetches_on_one_host_see_only_their_own_requests() {
 fn eight_concurrent_fetches_keep_their_events_apart_and_close_their_tabs() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
-    let mut host = crate::host_cli::HostProc::start(
+    let _one = crate::support::chromium::lock();
+    let mut host = crate::support::HostProc::start(
         &fx,
         &["--listen", "tcp:127.0.0.1:0"],
         &[("AFHTTP_BROWSER_BIN", CHROMIUM)],

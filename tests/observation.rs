@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-use crate::browser_fetch::ONE_BROWSER;
 use crate::support::routes_observation::{
     EDITABLE_SECRET, PREFILLED_SECRET, TEXTAREA_SECRET, TYPED_SECRET,
 };
@@ -57,7 +56,7 @@ fn observe(url: &str) -> Obs {
 
 fn observe_any(url: &str) -> Obs {
     // Shares the lock of the in-process browser tests: one Chromium at a time on 2 cores.
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let out = fx.path().join("out");
     let run = fx

@@ -6,8 +6,8 @@
 
 use std::process::Command;
 
+use crate::support::descendants;
 use crate::support::{Fixture, FixtureServer};
-use crate::takeover::descendants;
 use crate::transfer::{auth, RemoteHost};
 
 fn cmdline(pid: u32) -> String {

@@ -4,89 +4,20 @@
 //! listener's `/takeover/panel` proxy. Needs tigervnc-standalone-server, novnc, websockify,
 //! openbox and chromium (scripts/test.sh installs them); fails loudly without them.
 
-use std::io::{Read, Write};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::host_cli::HostProc;
+use crate::support::host::http;
 use crate::support::routes_takeover::BLOCK_RGB;
-use crate::support::{Fixture, FixtureServer};
+use crate::support::{alive, descendants, port_of, wait_for, Fixture, FixtureServer, HostProc};
 
 pub(crate) const TOKEN: &str = "takeover-long-token";
 
-/// One HTTP/1.1 exchange on loopback: status and the raw head.
-pub(crate) fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req =
-        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    s.write_all(req.as_bytes()).unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, out)
-}
-
-pub(crate) fn port_of(endpoint: &str) -> u16 {
-    endpoint.rsplit(':').next().unwrap().parse().unwrap()
-}
-
+/// `/health` of a loopback host that uses [`TOKEN`].
 pub(crate) fn health(port: u16) -> Value {
-    let (_, raw) = http(
-        port,
-        "GET",
-        "/health",
-        &[("Authorization", &format!("Bearer {TOKEN}"))],
-        "",
-    );
-    let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
-    serde_json::from_str(body).unwrap_or(Value::Null)
-}
-
-/// Every live (non-zombie) descendant of `root`.
-pub(crate) fn descendants(root: u32) -> Vec<u32> {
-    let stats: Vec<(u32, u32, char)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let rest = &stat[stat.rfind(')')? + 1..];
-            let mut f = rest.split_whitespace();
-            let state = f.next()?.chars().next()?;
-            let ppid = f.next()?.parse().ok()?;
-            Some((pid, ppid, state))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            stats
-                .iter()
-                .filter(|(_, pp, _)| *pp == parent)
-                .map(|(p, _, _)| *p),
-        );
-        i += 1;
-    }
-    found.retain(|p| *p != root);
-    found
+    crate::support::health(port, Some(TOKEN))
 }
 
 /// The browser's main process among `root`'s descendants (no `--type=`: not a renderer).
@@ -108,29 +39,6 @@ pub(crate) fn eval_in_tab(fx: &Fixture, tab: &str, auth: &[&str], expr: &str) ->
         .args(auth)
         .run();
     run.result()["result"]["result"]["value"].clone()
-}
-
-/// Whether `pid` runs (not a zombie).
-pub(crate) fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-/// Poll `f` until it holds (panics after `bound`); how long it took.
-pub(crate) fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Duration {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < bound, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    t.elapsed()
 }
 
 /// A loopback host with the novnc provider and [`TOKEN`], once `/health` says ok; its port.

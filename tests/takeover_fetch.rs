@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
+use crate::support::wait_for;
 use crate::support::{Fixture, FixtureServer};
-use crate::takeover::{eval_in_tab, health, start_novnc_host, wait_for, TOKEN};
+use crate::takeover::{eval_in_tab, health, start_novnc_host, TOKEN};
 
 /// Run a printed command line through `sh`, with the binary first on PATH, in `fx`'s
 /// environment plus `env`; returns the one JSON event.

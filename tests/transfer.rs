@@ -3,7 +3,7 @@
 //! paths with it: results must point into the driver's `--out`, never at the host's disk,
 //! and an upload must work from a directory the host user cannot read.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::browser_fetch::ONE_BROWSER;
 use crate::support::routes_transfer::{file_bytes, shown};
 use crate::support::{Fixture, FixtureServer};
 
@@ -27,6 +26,7 @@ pub(crate) struct RemoteHost {
     /// HOME, XDG_DATA_HOME (`data`) and TMPDIR (`tmp`) of the host live here.
     root: PathBuf,
     _dir: tempfile::TempDir,
+    _one: crate::support::chromium::ChromiumLock,
 }
 
 impl RemoteHost {
@@ -36,6 +36,7 @@ impl RemoteHost {
 
     /// With `sandboxed`, Chromium keeps its own sandbox (no `AFHTTP_NO_SANDBOX`).
     pub(crate) fn start_with(args: &[&str], sandboxed: bool) -> RemoteHost {
+        let one = crate::support::chromium::lock();
         let dir = tempfile::tempdir().unwrap();
         // Traversable for `nobody`, but nothing in it readable except its own subtree.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
@@ -74,10 +75,11 @@ impl RemoteHost {
             command.env("AFHTTP_NO_SANDBOX", "1");
         }
         let mut child = command.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = crate::support::deadline::first_line_within(
+            &mut child,
+            crate::support::host::READY_DEADLINE,
+            &format!("afhttp host (as nobody) {args:?}"),
+        );
         let ready: Value =
             serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
         assert_eq!(ready["result"]["code"], "host_ready", "{ready}");
@@ -91,6 +93,7 @@ impl RemoteHost {
             endpoint,
             root,
             _dir: dir,
+            _one: one,
         }
     }
 
@@ -208,7 +211,7 @@ fn result_paths(result: &Value) -> Vec<String> {
 
 #[test]
 fn a_download_reaches_the_driver_from_a_host_run_as_another_user() {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let srv = FixtureServer::start();
     let mut host = RemoteHost::start(&["--profile", "work"]);
     let fx = Fixture::new();
@@ -298,7 +301,7 @@ fn a_download_reaches_the_driver_from_a_host_run_as_another_user() {
 
 #[test]
 fn an_upload_attaches_a_file_the_host_user_cannot_read() {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let srv = FixtureServer::start();
     let mut host = RemoteHost::start(&["--upload-max-bytes", "200000"]);
     let fx = Fixture::new();
@@ -422,7 +425,7 @@ fn an_upload_attaches_a_file_the_host_user_cannot_read() {
 
 #[test]
 fn an_inline_fetch_copies_its_download_out_of_the_private_host() {
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let srv = FixtureServer::start();
     let fx = Fixture::new();
     let out = fx.path().join("out");

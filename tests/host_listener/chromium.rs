@@ -7,10 +7,12 @@ struct Chromium {
     child: Child,
     upstream: Upstream,
     _dir: tempfile::TempDir,
+    _one: crate::support::chromium::ChromiumLock,
 }
 
 impl Chromium {
     fn launch() -> Chromium {
+        let one = crate::support::chromium::lock();
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new("/usr/bin/chromium")
             .args([
@@ -53,6 +55,7 @@ impl Chromium {
             child,
             upstream,
             _dir: dir,
+            _one: one,
         }
     }
 }

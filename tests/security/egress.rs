@@ -3,7 +3,7 @@
 //! loopback/private ones with
 //! `--deny-private-networks`, for navigations and for a page's own requests.
 
-use crate::host_cli::HostProc;
+use crate::support::HostProc;
 use crate::support::{Fixture, FixtureServer, Run};
 
 fn fetch(fx: &Fixture, host: &HostProc, url: &str, extra: &[&str]) -> Run {

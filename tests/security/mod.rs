@@ -219,10 +219,10 @@ fn token_host(
     fx: &crate::support::Fixture,
     listen: &str,
     extra: &[&str],
-) -> crate::host_cli::HostProc {
+) -> crate::support::HostProc {
     let mut all = vec!["--listen", listen, "--token-secret", TOKEN];
     all.extend_from_slice(extra);
-    crate::host_cli::HostProc::start(fx, &all, &[])
+    crate::support::HostProc::start(fx, &all, &[])
 }
 
 /// A path for a route-table pattern: parameters filled with plausible values.

@@ -10,14 +10,9 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
 
 use super::{code, concrete, http, own_non_loopback_ip, TOKEN};
-use crate::support::Fixture;
-use crate::takeover::descendants;
+use crate::support::{descendants, port_of, Fixture};
 
 const BEARER: &str = "Bearer security-long-token-5f1c";
-
-fn port_of(endpoint: &str) -> u16 {
-    endpoint.rsplit(':').next().unwrap().parse().unwrap()
-}
 
 /// A WebSocket handshake to `path` with these headers; the session or the refusal status.
 fn ws(

@@ -50,6 +50,7 @@ fn header<'a>(headers: &'a Value, name: &str) -> Option<&'a str> {
 
 #[test]
 fn credential_headers_and_userinfo_passwords_are_redacted_on_both_paths() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let url = format!(
@@ -104,6 +105,7 @@ fn credential_headers_and_userinfo_passwords_are_redacted_on_both_paths() {
 
 #[test]
 fn proxy_authorization_is_redacted_by_name() {
+    let _one = crate::support::chromium::lock();
     // Chromium refuses a page-set Proxy-Authorization (the navigation fails), so the HTTP
     // path shows it; both paths share the header rule (`sdk::redact`).
     let fx = Fixture::new();

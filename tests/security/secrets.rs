@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::descendants;
 use crate::support::{Fixture, FixtureServer};
-use crate::takeover::descendants;
 
 fn read(path: String) -> String {
     std::fs::read(path)
@@ -19,6 +19,7 @@ fn read(path: String) -> String {
 
 #[test]
 fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
+    let _one = crate::support::chromium::lock();
     let token = super::TOKEN;
     let fx = Fixture::new();
     let srv = FixtureServer::start();
@@ -41,6 +42,11 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
+    let _deadline = crate::support::deadline::Watchdog::new(
+        child.id(),
+        Duration::from_secs(300),
+        "afhttp host --takeover-provider novnc",
+    );
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ready = String::new();
     stdout.read_line(&mut ready).unwrap();

@@ -2,8 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
+
+use super::deadline::{collect_within, RUN_DEADLINE};
 
 /// An isolated environment: its own HOME, XDG_DATA_HOME and TMPDIR under one temp dir.
 pub struct Fixture {
@@ -54,6 +57,7 @@ impl Fixture {
         Cmd {
             cmd,
             argv: Vec::new(),
+            deadline: RUN_DEADLINE,
         }
     }
 
@@ -92,6 +96,7 @@ impl Fixture {
 pub struct Cmd {
     cmd: Command,
     argv: Vec<String>,
+    deadline: Duration,
 }
 
 impl Cmd {
@@ -120,19 +125,27 @@ impl Cmd {
         self
     }
 
+    /// How long the run may take before it is killed and the test fails (default
+    /// [`RUN_DEADLINE`]).
+    pub fn deadline(mut self, bound: Duration) -> Self {
+        self.deadline = bound;
+        self
+    }
+
     /// Start it in the background; [`Running::finish`] waits and parses like [`Cmd::run`].
     pub fn spawn(mut self) -> Running {
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         Running {
             child: self.cmd.spawn().unwrap(),
             argv: self.argv,
+            deadline: self.deadline,
         }
     }
 
     /// Run it and parse its stdout, which must be exactly one JSON line (unless `--help`).
-    pub fn run(mut self) -> Run {
-        let out = self.cmd.output().unwrap();
-        Run::parse(out, &self.argv)
+    /// Past its deadline it is killed and the test fails with its argv and output.
+    pub fn run(self) -> Run {
+        self.spawn().finish()
     }
 }
 
@@ -141,12 +154,14 @@ pub struct Running {
     /// The process.
     pub child: std::process::Child,
     argv: Vec<String>,
+    deadline: Duration,
 }
 
 impl Running {
-    /// Wait for it to exit and parse its output.
-    pub fn finish(self) -> Run {
-        let out = self.child.wait_with_output().unwrap();
+    /// Wait for it to exit (within its deadline) and parse its output.
+    pub fn finish(mut self) -> Run {
+        let what = format!("afhttp {:?}", self.argv);
+        let out = collect_within(&mut self.child, self.deadline, &what);
         Run::parse(out, &self.argv)
     }
 }

@@ -1,9 +1,13 @@
 //! Test support: the command wrapper, fixtures and fixture servers.
 #![allow(dead_code, unused_imports)]
 
+pub mod chromium;
 pub mod cmd;
 pub mod content;
+pub mod deadline;
 pub mod docker;
+pub mod host;
+pub mod procs;
 pub mod proxy;
 pub mod routes;
 pub mod routes_network;
@@ -15,6 +19,9 @@ pub mod socks;
 pub mod tls;
 
 pub use cmd::{Cmd, Fixture, Run, Running};
+pub use deadline::wait_for;
+pub use host::{health, port_of, HostProc};
+pub use procs::{alive, descendants, processes_mentioning, sigkill};
 pub use proxy::HttpProxy;
 pub use server::{FixtureServer, RecordedRequest};
 pub use socks::Socks5Proxy;

@@ -1,0 +1,126 @@
+//! A running `afhttp host` child and raw HTTP/1.1 exchanges with its listener.
+
+use std::io::{Read, Write};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::chromium::ChromiumLock;
+use super::deadline::first_line_within;
+use super::Fixture;
+
+/// How long a host may take to print `host_ready` (a browser launch on a loaded machine).
+pub const READY_DEADLINE: Duration = Duration::from_secs(90);
+
+/// A running `afhttp host` child; SIGTERM on drop. It holds the Chromium lock while it runs.
+pub struct HostProc {
+    pub child: Child,
+    pub ready: Value,
+    pub endpoint: String,
+    _chromium: ChromiumLock,
+}
+
+impl HostProc {
+    pub fn start(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> HostProc {
+        let chromium = super::chromium::lock();
+        let mut cmd = fx.child_command();
+        cmd.arg("host").args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let what = format!("afhttp host {args:?}");
+        let line = first_line_within(&mut child, READY_DEADLINE, &what);
+        let ready: Value =
+            serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
+        assert_eq!(ready["kind"], "result", "host failed: {ready}");
+        assert_eq!(ready["result"]["code"], "host_ready");
+        let endpoint = ready["result"]["endpoint_url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        HostProc {
+            child,
+            ready: ready["result"].clone(),
+            endpoint,
+            _chromium: chromium,
+        }
+    }
+
+    pub fn terminate(&mut self) -> (i32, Duration) {
+        let t = Instant::now();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code().unwrap_or(-1), t.elapsed());
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "host did not exit after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for HostProc {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.terminate();
+        }
+    }
+}
+
+/// The port of a `ws://HOST:PORT` endpoint.
+pub fn port_of(endpoint: &str) -> u16 {
+    endpoint.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// One HTTP/1.1 exchange on loopback: status and the raw head (status 0 when nothing
+/// listens).
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return (0, String::new());
+    };
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let _ = s.write_all(req.as_bytes());
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+/// `GET /health` on a loopback host (with `token` as bearer, if any), straight over TCP so
+/// it can be polled fast; Null when nothing answers with JSON.
+pub fn health(port: u16, token: Option<&str>) -> Value {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = bearer
+        .as_deref()
+        .map(|b| ("Authorization", b))
+        .into_iter()
+        .collect();
+    let (_, raw) = http(port, "GET", "/health", &headers, "");
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or(Value::Null)
+}
