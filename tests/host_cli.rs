@@ -55,7 +55,7 @@ fn host_serves_drivers_and_stops_cleanly() {
         .args(["health", "--endpoint-url", &ep, "--token-secret", "wrong"])
         .run()
         .error("unauthorized", 1);
-    let h = fx.cmd().arg("health").args(auth).run();
+    let h = fx.cmd().args(["health", "--ready"]).args(auth).run();
     let h = h.result();
     assert_eq!(h["status"], "ok");
     assert_eq!(h["backend"]["family"], "chromium");

@@ -10,12 +10,21 @@ use crate::envelope::Event;
 pub struct HealthArgs {
     #[command(flatten)]
     driver: DriverArgs,
+    /// Succeed only when the host is ready (`status: ok`): asks `/health?ready`, which answers
+    /// 503 while the host is starting or degraded (for probes and healthchecks).
+    #[arg(long)]
+    ready: bool,
 }
 
 /// Run `afhttp health`.
 pub fn run(args: HealthArgs) -> Event {
+    let ready = args.ready;
     super::run_client(&args.driver, |client| async move {
-        let h = client.health().await?;
+        let h = if ready {
+            client.health_ready().await?
+        } else {
+            client.health().await?
+        };
         Ok(Event::result("health", h, None))
     })
 }

@@ -191,6 +191,34 @@ impl Client {
         .body)
     }
 
+    /// `GET /health?ready`: the health document only when the host is ready (`status: ok`);
+    /// a host that answers but is starting or degraded is a retryable `cdp_unavailable`.
+    pub async fn health_ready(&self) -> Result<Value, AfError> {
+        host_http::request(
+            &self.endpoint,
+            "GET",
+            "/health?ready",
+            self.token.as_deref(),
+            None,
+            self.timeout,
+        )
+        .await
+        .map(|r| r.body)
+        .map_err(|e| {
+            if e.code == ErrorCode::CdpUnavailable {
+                AfError::new(
+                    ErrorCode::CdpUnavailable,
+                    "the host answers but is not ready (/health?ready answered 503)",
+                )
+                .with_hint(
+                    "`afhttp health` without --ready shows its status (starting or degraded)",
+                )
+            } else {
+                e
+            }
+        })
+    }
+
     /// `GET /capabilities`.
     pub async fn capabilities(&self) -> Result<Value, AfError> {
         Ok(host_http::request(

@@ -33,6 +33,23 @@ fn tokenless_loopback_refuses_rebinding_hosts() {
         )
         .await;
         assert_eq!((status, code_of(&body).as_str()), (503, "cdp_unavailable"));
+        // `afhttp health --ready` on a starting host is one retryable error; without
+        // --ready the same host is a result saying `starting`.
+        let ep = format!("ws://127.0.0.1:{port}");
+        let (ready, plain) = tokio::task::spawn_blocking(move || {
+            let fx = crate::support::Fixture::new();
+            let ready = fx
+                .cmd()
+                .args(["health", "--ready", "--endpoint-url", &ep])
+                .run();
+            let plain = fx.cmd().args(["health", "--endpoint-url", &ep]).run();
+            (ready, plain)
+        })
+        .await
+        .unwrap();
+        let err = ready.error("cdp_unavailable", 1);
+        assert_eq!(err["retryable"], true, "{}", ready.context);
+        assert_eq!(plain.result()["status"], "starting", "{}", plain.context);
     });
 }
 
@@ -49,6 +66,17 @@ fn public_minimal_health_and_route_table() {
         )
         .await;
         assert_eq!(status, 200);
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap(),
+            json!({"status": "starting"})
+        );
+        // The readiness form: the same minimal document, 503 until the host is ok.
+        let (status, body) = raw_tcp(
+            port,
+            "GET /health?ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        assert_eq!(status, 503, "{body}");
         assert_eq!(
             serde_json::from_str::<Value>(&body).unwrap(),
             json!({"status": "starting"})

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{header, HeaderMap, Method};
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, on, MethodFilter, MethodRouter};
 use axum::{Extension, Json, Router};
@@ -238,10 +238,32 @@ fn current_status(state: &ListenerState) -> HostStatus {
     }
 }
 
-async fn health(State(state): State<Shared>, Extension(access): Extension<Access>) -> Response {
+/// Whether the query asks for the readiness form (`/health?ready`, `?ready=1`, `?ready=true`).
+fn wants_readiness(query: Option<&str>) -> bool {
+    url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .any(|(k, v)| k == "ready" && (v.is_empty() || crate::env::is_truthy(&v)))
+}
+
+/// `GET /health`: 200 with the status whatever it is, so a supervisor can tell starting from
+/// dead. The readiness form (`?ready`) answers 503 with the same document unless the status is
+/// `ok`, for probes that must only pass once the host serves (Kubernetes, Swarm, HEALTHCHECK).
+async fn health(
+    State(state): State<Shared>,
+    Extension(access): Extension<Access>,
+    RawQuery(query): RawQuery,
+) -> Response {
     let status = current_status(&state);
+    let code = if wants_readiness(query.as_deref()) && status != HostStatus::Ok {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (code, health_doc(&state, access, status).await).into_response()
+}
+
+async fn health_doc(state: &ListenerState, access: Access, status: HostStatus) -> Json<Value> {
     if access == Access::Anonymous {
-        return Json(json!({ "status": status })).into_response();
+        return Json(json!({ "status": status }));
     }
     let mut doc = Map::new();
     doc.insert("code".into(), json!("health"));
@@ -253,11 +275,11 @@ async fn health(State(state): State<Shared>, Extension(access): Extension<Access
             doc.entry(key).or_insert(value);
         }
     }
-    if let Some(tabs) = super::caps::open_pages(&state).await {
+    if let Some(tabs) = super::caps::open_pages(state).await {
         doc.insert("tabs_active".into(), json!(tabs));
     }
     doc.insert("capabilities_url".into(), json!("/capabilities"));
-    Json(Value::Object(doc)).into_response()
+    Json(Value::Object(doc))
 }
 
 async fn capabilities(State(state): State<Shared>) -> Response {
@@ -368,6 +390,17 @@ pub(super) async fn fetch_json(http_base: &str, path: &str) -> Result<Value, Api
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readiness_query_forms() {
+        for q in ["ready", "ready=", "ready=1", "ready=true", "x=1&ready"] {
+            assert!(wants_readiness(Some(q)), "{q}");
+        }
+        for q in ["", "ready=0", "ready=no", "readyz", "token_secret=ready"] {
+            assert!(!wants_readiness(Some(q)), "{q}");
+        }
+        assert!(!wants_readiness(None));
+    }
 
     #[test]
     fn the_route_table_is_well_formed() {
