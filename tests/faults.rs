@@ -121,7 +121,7 @@ fn browser_killed_mid_fetch_is_relaunched() {
             while t.elapsed() < Duration::from_secs(40) {
                 // The readiness form answers 503 exactly while the status is not ok.
                 let (code, raw) =
-                    crate::support::http(port_of(&ep), "GET", "/health?ready", &[], "");
+                    crate::support::host::http(port_of(&ep), "GET", "/health?ready", &[], "");
                 let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
                 let h: Value = serde_json::from_str(body).unwrap_or(Value::Null);
                 let status = h["status"].as_str().unwrap_or("none").to_string();
