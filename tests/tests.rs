@@ -9,6 +9,7 @@ mod bad_input;
 mod browser_fetch;
 mod cli_contract;
 mod container;
+mod deploy;
 mod faults;
 mod features;
 mod fetch_cookies;
