@@ -296,7 +296,9 @@ fn lightpanda_host_fetches_without_screenshots() {
     );
     let ep = host.endpoint.clone();
     let c = fx.cmd().args(["capabilities", "--endpoint-url", &ep]).run();
-    assert_eq!(c.result()["artifacts"]["screenshot"]["supported"], false);
+    let caps = c.result()["artifacts"].clone();
+    assert_eq!(caps["screenshot"]["supported"], false);
+    assert_eq!(caps["storage"]["supported"], false);
     let run = fx
         .cmd()
         .args([
@@ -307,18 +309,21 @@ fn lightpanda_host_fetches_without_screenshots() {
             "--render",
             "always",
             "--want",
-            "text,screenshot",
+            "text,screenshot,storage",
         ])
         .run();
     let r = run.result();
     assert_eq!(r["render"], "browser");
-    assert!(r.get("screenshot_file").is_none(), "{r}");
     let w = r["warnings"].as_array().unwrap();
-    assert!(
-        w.iter()
-            .any(|w| w["artifact"] == "screenshot" && w["code"] == "backend_unsupported"),
-        "{w:?}"
-    );
+    // What /capabilities calls unsupported is exactly what the fetch refuses per artifact.
+    for token in ["text", "screenshot", "storage"] {
+        let supported = caps[token]["supported"].as_bool().unwrap();
+        let warned = w
+            .iter()
+            .any(|w| w["artifact"] == token && w["code"] == "backend_unsupported");
+        assert_eq!(warned, !supported, "{token}: {w:?}");
+        assert_eq!(r.get(format!("{token}_file")).is_some(), supported, "{r}");
+    }
     let text = run.artifact_text("text_file");
     assert!(text.contains("Item 50"), "{text:.200}");
     assert_eq!(host.terminate().0, 0);

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod artifacts;
 mod bad_input;
 mod browser_fetch;
 mod cli_contract;

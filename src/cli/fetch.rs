@@ -74,8 +74,8 @@ pub struct FetchArgs {
     /// JavaScript to evaluate after the wait, before capture (browser path only).
     #[arg(long, value_name = "JS")]
     pub evaluate_after_wait: Option<String>,
-    /// Artifacts to write, comma-separated: body,rendered_html,text,content,content_json,screenshot,network,console,observation,storage.
-    #[arg(long, value_name = "LIST")]
+    /// Artifacts to write, comma-separated (the list comes from the artifact registry).
+    #[arg(long, value_name = "LIST", help = crate::sdk::artifact::want_help())]
     pub want: Option<String>,
     /// Sub-request bodies to save on the browser path: off, xhr (XHR, fetch, EventSource) or all (default: xhr with --wait auto, else off).
     #[arg(long, value_name = "off|xhr|all")]

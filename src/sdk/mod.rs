@@ -3,6 +3,7 @@
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
 pub mod browser;
+pub mod artifact;
 pub mod builder;
 pub mod cdp;
 pub mod challenge;

@@ -1,4 +1,5 @@
-//! The vocabulary of a fetch request: render mode, wait spec, artifact tokens.
+//! The vocabulary of a fetch request: render mode, wait spec, artifact tokens (from the
+//! artifact registry).
 
 use std::fmt;
 use std::str::FromStr;
@@ -6,6 +7,9 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::error::AfError;
+
+/// Artifact tokens live in the registry ([`crate::sdk::artifact`]).
+pub use crate::sdk::artifact::Artifact;
 
 /// Whether and when a browser renders the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -113,120 +117,6 @@ impl fmt::Display for Wait {
     }
 }
 
-/// The ten artifact tokens (spec §8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Artifact {
-    /// Raw HTTP response body.
-    Body,
-    /// Post-JavaScript DOM.
-    RenderedHtml,
-    /// Visible text.
-    Text,
-    /// Composed markdown view.
-    Content,
-    /// Structured content.
-    ContentJson,
-    /// Full-page PNG.
-    Screenshot,
-    /// Request/response log.
-    Network,
-    /// Console events.
-    Console,
-    /// Accessibility/DOM snapshot.
-    Observation,
-    /// localStorage/sessionStorage/IndexedDB names.
-    Storage,
-}
-
-impl Artifact {
-    /// Every token in canonical order.
-    pub const ALL: [Artifact; 10] = [
-        Artifact::Body,
-        Artifact::RenderedHtml,
-        Artifact::Text,
-        Artifact::Content,
-        Artifact::ContentJson,
-        Artifact::Screenshot,
-        Artifact::Network,
-        Artifact::Console,
-        Artifact::Observation,
-        Artifact::Storage,
-    ];
-
-    /// What a browser render produces when no `--want` is given (everything but storage).
-    pub const BROWSER_DEFAULT: [Artifact; 9] = [
-        Artifact::Body,
-        Artifact::RenderedHtml,
-        Artifact::Text,
-        Artifact::Content,
-        Artifact::ContentJson,
-        Artifact::Screenshot,
-        Artifact::Network,
-        Artifact::Console,
-        Artifact::Observation,
-    ];
-
-    /// The token string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Artifact::Body => "body",
-            Artifact::RenderedHtml => "rendered_html",
-            Artifact::Text => "text",
-            Artifact::Content => "content",
-            Artifact::ContentJson => "content_json",
-            Artifact::Screenshot => "screenshot",
-            Artifact::Network => "network",
-            Artifact::Console => "console",
-            Artifact::Observation => "observation",
-            Artifact::Storage => "storage",
-        }
-    }
-
-    /// Whether only a browser can produce it (the HTTP path projects the rest).
-    pub fn browser_only(self) -> bool {
-        matches!(
-            self,
-            Artifact::RenderedHtml
-                | Artifact::Screenshot
-                | Artifact::Console
-                | Artifact::Observation
-                | Artifact::Storage
-        )
-    }
-
-    /// Parse a comma-separated `--want` list; duplicates are folded.
-    pub fn parse_list(list: &str) -> Result<Vec<Artifact>, AfError> {
-        let mut out: Vec<Artifact> = Vec::new();
-        for token in list.split(',').map(str::trim) {
-            if token.is_empty() {
-                return Err(AfError::invalid("--want has an empty artifact name"));
-            }
-            let a = token.parse::<Artifact>()?;
-            if !out.contains(&a) {
-                out.push(a);
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl FromStr for Artifact {
-    type Err = AfError;
-    fn from_str(s: &str) -> Result<Self, AfError> {
-        Artifact::ALL
-            .iter()
-            .copied()
-            .find(|a| a.as_str() == s)
-            .ok_or_else(|| {
-                AfError::invalid(format!(
-                    "unknown artifact {s:?}; expected one of: {}",
-                    Artifact::ALL.map(Artifact::as_str).join(",")
-                ))
-            })
-    }
-}
-
 /// Which sub-request response bodies a browser fetch saves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -292,15 +182,4 @@ mod tests {
         }
     }
 
-    #[test]
-    fn want_lists() {
-        assert_eq!(
-            Artifact::parse_list("body,text,body").unwrap(),
-            vec![Artifact::Body, Artifact::Text]
-        );
-        assert!(Artifact::parse_list("body,,text").is_err());
-        assert!(Artifact::parse_list("html").is_err());
-        assert!(Artifact::Screenshot.browser_only());
-        assert!(!Artifact::Content.browser_only());
-    }
 }

@@ -12,7 +12,6 @@ use super::network;
 use super::session::{lock, Shared};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
-use crate::sdk::content_type;
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::request::Artifact;
@@ -131,7 +130,7 @@ pub async fn capture_all(
         let r = match a {
             Artifact::Body => body(&cx, state, req, out, &mut c).await,
             Artifact::RenderedHtml => match &html {
-                Ok(Value::String(h)) => write(out, &mut c, a, "rendered.html", h.as_bytes()),
+                Ok(Value::String(h)) => write(out, &mut c, a, &a.file_name(), h.as_bytes()),
                 Ok(_) => Ok(Some(failed(a, "the page has no document"))),
                 Err(e) => Ok(Some(failed(a, e.clone()))),
             },
@@ -139,7 +138,7 @@ pub async fn capture_all(
                 match prefetched_or(&mut text, cx.eval(assets::BODY_TEXT, false)).await {
                     Ok(v) => {
                         let text = v.as_str().unwrap_or_default();
-                        let w = write(out, &mut c, a, "text.txt", text.as_bytes())?;
+                        let w = write(out, &mut c, a, &a.file_name(), text.as_bytes())?;
                         Ok(w.or_else(|| {
                             text.trim().is_empty().then(|| {
                                 Warning::artifact(
@@ -162,7 +161,7 @@ pub async fn capture_all(
             Artifact::Console => {
                 let entries = lock(state).console.clone();
                 let doc = json!({"schema_version": 1, "entries": entries});
-                write(out, &mut c, a, "console.json", &pretty(&doc))
+                write(out, &mut c, a, &a.file_name(), &pretty(&doc))
             }
             Artifact::Observation => {
                 match prefetched_or(&mut observation, cx.eval(assets::OBSERVATION_JS, false)).await
@@ -171,7 +170,7 @@ pub async fn capture_all(
                         // A titled page without controls is a plain document, not an empty capture.
                         let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
                             && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
-                        let w = write(out, &mut c, a, "observation.json", &pretty(&v))?;
+                        let w = write(out, &mut c, a, &a.file_name(), &pretty(&v))?;
                         Ok(w.or_else(|| {
                             empty.then(|| {
                                 Warning::artifact(
@@ -186,7 +185,7 @@ pub async fn capture_all(
                 }
             }
             Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
-                Ok(v) => write(out, &mut c, a, "storage.json", &pretty(&v)),
+                Ok(v) => write(out, &mut c, a, &a.file_name(), &pretty(&v)),
                 Err(e) => Ok(Some(failed(a, e))),
             },
         };
@@ -267,7 +266,7 @@ async fn body(
         ));
     }
     c.body_bytes = bytes.len() as u64;
-    let name = format!("body.{}", content_type::extension(ct.as_deref()));
+    let name = a.file_name_for(None, ct.as_deref());
     write(out, c, a, &name, &bytes)?;
     Ok(warning)
 }
@@ -305,7 +304,7 @@ async fn network(
         .to_json(!req.no_network_redact, &bodies.records, capture);
     doc["request_id"] = json!(request_id);
     c.warnings.extend(bodies.warnings);
-    write(out, c, Artifact::Network, "network.json", &pretty(&doc))
+    write(out, c, Artifact::Network, &Artifact::Network.file_name(), &pretty(&doc))
 }
 
 async fn content(
@@ -336,7 +335,7 @@ async fn content(
     };
     let md = v["markdown"].as_str().unwrap_or_default();
     if want.contains(&Artifact::Content) {
-        write(out, c, Artifact::Content, "content.md", md.as_bytes())?;
+        write(out, c, Artifact::Content, &Artifact::Content.file_name(), md.as_bytes())?;
         if md.trim().is_empty() {
             c.warnings.push(Warning::artifact(
                 "content",
@@ -350,7 +349,7 @@ async fn content(
             out,
             c,
             Artifact::ContentJson,
-            "content.json",
+            &Artifact::ContentJson.file_name(),
             &pretty(&v["json"]),
         )?;
     }
@@ -407,7 +406,7 @@ async fn screenshot(
         Ok(_) => return Ok(Some(failed(a, "the browser returned an empty image"))),
         Err(e) => return Ok(Some(failed(a, format!("undecodable image: {e}")))),
     };
-    write(out, c, a, "page.png", &png)?;
+    write(out, c, a, &a.file_name(), &png)?;
     Ok(clipped.then(|| {
         Warning::artifact(
             a.as_str(),

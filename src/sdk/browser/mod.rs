@@ -234,7 +234,7 @@ async fn drive(
     let want: Vec<Artifact> = req
         .want
         .clone()
-        .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
+        .unwrap_or_else(Artifact::browser_default);
     let call_t = remaining(deadline).min(Duration::from_secs(30));
     warnings.extend(lock(state).network.mark_capture());
     let captured = tokio::select! {

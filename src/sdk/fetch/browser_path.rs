@@ -168,24 +168,17 @@ pub async fn attempt(
         .cloned()
         .chain(req.cookies.iter().cloned())
         .collect();
-    // Backends that cannot render pixels (Lightpanda) get a per-artifact warning, not a fake PNG.
-    let unsupported = unsupported_artifacts(slot.family.as_deref());
+    // What the backend cannot produce (the registry's backend subsets, spec §10) gets a
+    // per-artifact warning, not a fake file.
+    let family = slot.family.as_deref();
     let wanted = req
         .want
         .clone()
-        .unwrap_or_else(|| Artifact::BROWSER_DEFAULT.to_vec());
-    let skipped: Vec<Artifact> = wanted
-        .iter()
-        .copied()
-        .filter(|a| unsupported.contains(a))
-        .collect();
+        .unwrap_or_else(Artifact::browser_default);
+    let (kept, skipped): (Vec<Artifact>, Vec<Artifact>) =
+        wanted.into_iter().partition(|a| a.supported_by(family));
     if !skipped.is_empty() {
-        with_jar.want = Some(
-            wanted
-                .into_iter()
-                .filter(|a| !unsupported.contains(a))
-                .collect(),
-        );
+        with_jar.want = Some(kept);
     }
     let mut outcome =
         crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await?;
@@ -252,15 +245,6 @@ async fn hand_over_if_needed(
     }
     trace.set("takeover", facts);
     Ok(())
-}
-
-/// Artifacts a backend family cannot produce (Lightpanda renders no pixels and reports
-/// itself as Chrome over CDP, so the host's `/health` is what tells).
-fn unsupported_artifacts(family: Option<&str>) -> Vec<Artifact> {
-    match family {
-        Some("lightpanda") => vec![Artifact::Screenshot],
-        _ => Vec::new(),
-    }
 }
 
 /// Cookies the browser holds that apply to `final_url`'s host (for the jar merge-back).

@@ -166,7 +166,7 @@ impl FetchRequest {
 
     /// The artifacts the HTTP path writes: `--want`, or just `body`.
     pub fn http_artifacts(&self) -> Vec<Artifact> {
-        self.want.clone().unwrap_or_else(|| vec![Artifact::Body])
+        self.want.clone().unwrap_or_else(Artifact::http_default)
     }
 
     /// Whether `artifact` should be written on the HTTP path.

@@ -301,7 +301,7 @@ async fn attempt_once(
         .find(|(n, _)| n == "content-type")
         .map(|(_, v)| v.clone());
     let textual = content_type::is_textual(ct.as_deref());
-    let name = format!("body.{}", content_type::extension(ct.as_deref()));
+    let name = Artifact::Body.file_name_for(None, ct.as_deref());
     let body_started = Instant::now();
     let captured = body::capture(
         ex.response,
@@ -374,7 +374,7 @@ async fn attempt_once(
     )?;
     if req.wants_http(Artifact::Network) {
         let doc = network::document(request_id, &hops, !req.no_network_redact);
-        let p = out.write("network.json", &pretty(&doc))?;
+        let p = out.write(&Artifact::Network.file_name(), &pretty(&doc))?;
         files.push((Artifact::Network, p));
     }
     if req.browser.evaluate_after_wait.is_some() {
@@ -472,10 +472,10 @@ fn write_projections(
         }
     }
     for a in wanted {
-        let (name, bytes) = match a {
-            Artifact::Text => ("text.txt", projection.text.clone().into_bytes()),
-            Artifact::Content => ("content.md", projection.content_md.clone().into_bytes()),
-            _ => ("content.json", pretty(&projection.content_json)),
+        let bytes = match a {
+            Artifact::Text => projection.text.clone().into_bytes(),
+            Artifact::Content => projection.content_md.clone().into_bytes(),
+            _ => pretty(&projection.content_json),
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             warnings.push(Warning::artifact(
@@ -484,7 +484,7 @@ fn write_projections(
                 "the projection is empty",
             ));
         }
-        let p = out.write(name, &bytes)?;
+        let p = out.write(&a.file_name(), &bytes)?;
         files.push((a, p));
     }
     Ok(())
