@@ -263,7 +263,10 @@ impl Artifact {
         match self.spec().file {
             FileName::Fixed(name) => name.to_string(),
             FileName::ContentTypeExt { stem } => {
-                format!("{stem}.{}", crate::sdk::content_type::extension(content_type))
+                format!(
+                    "{stem}.{}",
+                    crate::sdk::content_type::extension(content_type)
+                )
             }
             FileName::PerFormat(files) => format
                 .and_then(|f| files.iter().find(|(fmt, _)| *fmt == f))
@@ -388,7 +391,11 @@ mod tests {
     #[test]
     fn every_variant_has_exactly_one_row_and_unique_names() {
         for a in EVERY_VARIANT {
-            assert_eq!(REGISTRY.iter().filter(|s| s.artifact == a).count(), 1, "{a:?}");
+            assert_eq!(
+                REGISTRY.iter().filter(|s| s.artifact == a).count(),
+                1,
+                "{a:?}"
+            );
         }
         assert_eq!(REGISTRY.len(), EVERY_VARIANT.len());
         let mut toks = tokens();
@@ -450,7 +457,10 @@ mod tests {
     #[test]
     fn file_names_by_format_and_content_type() {
         assert_eq!(Artifact::Screenshot.file_name(), "page.png");
-        assert_eq!(Artifact::Screenshot.file_name_for(Some("png"), None), "page.png");
+        assert_eq!(
+            Artifact::Screenshot.file_name_for(Some("png"), None),
+            "page.png"
+        );
         assert_eq!(Artifact::Content.file_name(), "content.md");
         assert_eq!(
             Artifact::Body.file_name_for(None, Some("text/html; charset=utf-8")),

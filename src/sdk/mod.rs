@@ -2,8 +2,8 @@
 //!
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
-pub mod browser;
 pub mod artifact;
+pub mod browser;
 pub mod builder;
 pub mod cdp;
 pub mod challenge;

@@ -181,5 +181,4 @@ mod tests {
             assert_eq!(w.parse::<Wait>().unwrap().to_string(), w);
         }
     }
-
 }

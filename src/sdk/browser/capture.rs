@@ -304,7 +304,13 @@ async fn network(
         .to_json(!req.no_network_redact, &bodies.records, capture);
     doc["request_id"] = json!(request_id);
     c.warnings.extend(bodies.warnings);
-    write(out, c, Artifact::Network, &Artifact::Network.file_name(), &pretty(&doc))
+    write(
+        out,
+        c,
+        Artifact::Network,
+        &Artifact::Network.file_name(),
+        &pretty(&doc),
+    )
 }
 
 async fn content(
@@ -335,7 +341,13 @@ async fn content(
     };
     let md = v["markdown"].as_str().unwrap_or_default();
     if want.contains(&Artifact::Content) {
-        write(out, c, Artifact::Content, &Artifact::Content.file_name(), md.as_bytes())?;
+        write(
+            out,
+            c,
+            Artifact::Content,
+            &Artifact::Content.file_name(),
+            md.as_bytes(),
+        )?;
         if md.trim().is_empty() {
             c.warnings.push(Warning::artifact(
                 "content",

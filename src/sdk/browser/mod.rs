@@ -231,10 +231,7 @@ async fn drive(
     }
 
     let capture_started = Instant::now();
-    let want: Vec<Artifact> = req
-        .want
-        .clone()
-        .unwrap_or_else(Artifact::browser_default);
+    let want: Vec<Artifact> = req.want.clone().unwrap_or_else(Artifact::browser_default);
     let call_t = remaining(deadline).min(Duration::from_secs(30));
     warnings.extend(lock(state).network.mark_capture());
     let captured = tokio::select! {
