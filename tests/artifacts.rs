@@ -6,7 +6,6 @@ use std::path::Path;
 use afhttp::sdk::artifact::{tokens, want_help, Artifact, REGISTRY};
 use serde_json::Value;
 
-use crate::browser_fetch::ONE_BROWSER;
 use crate::support::{Fixture, FixtureServer};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -43,7 +42,7 @@ fn file_names_come_from_the_registry_on_both_paths() {
     assert_registry_names(run.result(), &http);
 
     let every: Vec<Artifact> = Artifact::all().collect();
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::support::chromium::lock();
     let run = fx
         .cmd()
         .env("AFHTTP_NO_SANDBOX", "1")
