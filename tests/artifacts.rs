@@ -73,3 +73,100 @@ fn want_parser_and_help_come_from_the_registry() {
         "{e}"
     );
 }
+
+/// `afhttp fetch URL --render always EXTRA...` in an inline Chromium.
+fn render(fx: &Fixture, url: &str, extra: &[&str]) -> crate::support::Run {
+    let _one = crate::support::chromium::lock();
+    fx.cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
+        .args(["fetch", url, "--render", "always", "--wait", "load"])
+        .args(extra)
+        .run()
+}
+
+fn warnings(result: &Value) -> Vec<(String, String)> {
+    result["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["artifact"].as_str().unwrap_or_default().to_string(),
+                w["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_browser_path_writes_the_body_whatever_want_says() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = render(&fx, &srv.url("/static"), &["--want", "text"]);
+    let r = run.result();
+    assert_eq!(r["render"], "browser");
+    let body = run.artifact_text("body_file");
+    assert!(body.contains("<h1>Static Fixture</h1>"), "{body}");
+    assert!(r["body_bytes"].as_u64().unwrap() > 0, "{r}");
+    // A page with enough text is not tiny.
+    assert!(
+        !warnings(r).iter().any(|(_, c)| c == "artifact_tiny"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_rendered_page_with_little_text_is_artifact_tiny() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = render(&fx, &srv.url("/browser/console"), &["--want", "text"]);
+    let w = warnings(run.result());
+    assert!(
+        w.contains(&("text".to_string(), "artifact_tiny".to_string())),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_capture_that_times_out_is_artifact_capture_timeout() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    // A host, so the fetch's whole --timeout-ms is the browser's (no inline start inside it).
+    let mut host = crate::support::HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0"],
+        &[("AFHTTP_BROWSER_BIN", CHROMIUM)],
+    );
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/browser/stuck-storage"),
+            "--endpoint-url",
+        ])
+        .arg(&host.endpoint)
+        .args([
+            "--render",
+            "always",
+            "--wait",
+            "load",
+            "--timeout-ms",
+            "8000",
+        ])
+        .args(["--want", "storage,text"])
+        .run();
+    host.terminate();
+    let r = run.result();
+    let w = warnings(r);
+    assert!(
+        w.contains(&(
+            "storage".to_string(),
+            "artifact_capture_timeout".to_string()
+        )),
+        "{w:?}"
+    );
+    assert!(r.get("storage_file").is_none(), "{r}");
+    // The other artifact is unaffected.
+    assert!(run.artifact_text("text_file").contains("never answers"));
+}

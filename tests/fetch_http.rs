@@ -313,6 +313,33 @@ fn max_response_bytes_truncates_with_warning() {
 }
 
 #[test]
+fn a_projection_from_a_cut_body_names_the_bytes_projected() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/article"),
+            "--max-response-bytes",
+            "1000",
+        ])
+        .args(["--want", "text,content"])
+        .run();
+    let w = run.result()["warnings"].as_array().unwrap().clone();
+    for artifact in ["text", "content"] {
+        let msg = w
+            .iter()
+            .find(|w| w["artifact"] == artifact && w["code"] == "network_body_truncated")
+            .unwrap_or_else(|| panic!("no truncation warning for {artifact}: {w:?}"))["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(msg.contains("first 1000 bytes"), "{msg}");
+    }
+}
+
+#[test]
 fn head_request_writes_an_empty_body() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();

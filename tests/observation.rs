@@ -168,6 +168,18 @@ fn observation_never_contains_input_values() {
 }
 
 #[test]
+fn an_unlabelled_contenteditable_is_named_by_its_text() {
+    let srv = FixtureServer::start();
+    let o = observe(&srv.url("/obs/editable"));
+    let draft = o.named("Draft of the weekly note");
+    assert_eq!(draft["role"], "textbox");
+    assert_eq!(draft["actions"], serde_json::json!(["click", "type"]));
+    // A label still wins over the content.
+    let body = o.named("Body");
+    assert_eq!(body["role"], "textbox");
+}
+
+#[test]
 fn observation_walks_open_shadow_roots_with_chained_hints() {
     let srv = FixtureServer::start();
     let o = observe(&srv.url("/obs/shadow"));

@@ -133,6 +133,9 @@
     if (type && BUTTON_TYPES[type] && type !== 'image') {
       return clean(el.value) || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '');
     }
+    // An editable region nothing labels is named by its own text (a textbox without a
+    // name says nothing about what it holds).
+    if (isEditable(el)) { return clean(typeof el.innerText === 'string' ? el.innerText : el.textContent); }
     if (valueBearing || tag === 'iframe') { return ''; }
     s = textOf(el);
     if (s) { return s; }

@@ -82,6 +82,10 @@ pub fn router() -> Router {
             get(|| async { html(BROWSER_COMPOSED) }),
         )
         .route("/browser/pending", get(|| async { html(BROWSER_PENDING) }))
+        .route(
+            "/browser/stuck-storage",
+            get(|| async { html(BROWSER_STUCK_STORAGE) }),
+        )
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
         .merge(super::routes_transfer::router())
@@ -91,6 +95,12 @@ pub fn router() -> Router {
 /// `/browser/pending`: starts a fetch of `/slow?ms=8000` that is still running at load.
 const BROWSER_PENDING: &str = "<!doctype html><title>Pending</title><p>waiting page</p>\
 <script>fetch('/slow?ms=8000');</script>";
+
+/// `/browser/stuck-storage`: `indexedDB.databases()` never settles, so the storage capture
+/// cannot finish; the rest of the page is ordinary.
+const BROWSER_STUCK_STORAGE: &str = "<!doctype html><title>Stuck storage</title>\
+<p>A page whose IndexedDB listing never answers, so that only one capture times out.</p>\
+<script>indexedDB.databases=function(){return new Promise(function(){});};</script>";
 
 /// `/browser/composed`: a table, an open shadow root, a same-origin iframe, a form, links.
 const BROWSER_COMPOSED: &str = "<!doctype html><title>Composed</title>\

@@ -24,10 +24,16 @@ pub const TEXTAREA_SECRET: &str = "Textarea-Secret-P3v8";
 /// What a script writes into the contenteditable region of `/obs/secrets`.
 pub const EDITABLE_SECRET: &str = "Editable-Secret-W5n1";
 
+/// `/obs/editable`: an unlabelled contenteditable region with text, and a labelled one.
+pub const EDITABLE: &str = "<!doctype html><title>Editable</title>\
+<div id=\"draft\" contenteditable=\"true\">Draft of the <b>weekly</b> note</div>\
+<div id=\"labelled\" contenteditable=\"true\" aria-label=\"Body\">kept out of the name</div>";
+
 /// The `/obs/*` routes, merged into the shared fixture router.
 pub fn router() -> Router {
     Router::new()
         .route("/obs/many", get(|| async { html(many()) }))
+        .route("/obs/editable", get(|| async { html(EDITABLE) }))
         .route("/obs/scan", get(|| async { html(scan()) }))
         .route("/obs/secrets", get(|| async { html(secrets()) }))
         .route("/obs/shadow", get(|| async { html(SHADOW) }))

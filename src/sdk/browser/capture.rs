@@ -44,18 +44,33 @@ pub fn pretty(v: &Value) -> Vec<u8> {
     bytes
 }
 
+/// Longest any one capture call may take.
+const MAX_CALL: Duration = Duration::from_secs(30);
+
 struct Ctx<'a> {
     conn: &'a CdpConnection,
     session: &'a str,
-    t: Duration,
+    /// Every capture call ends by then; a call still unanswered is an
+    /// `artifact_capture_timeout` warning for its artifact, not a failed fetch.
+    until: Instant,
 }
 
 impl Ctx<'_> {
-    async fn eval(&self, expr: &str, await_promise: bool) -> Result<Value, String> {
-        match evaluate(self.conn, self.session, expr, await_promise, self.t).await {
+    /// The time the next call may take (at least 100 ms, so it can still be answered).
+    fn t(&self) -> Duration {
+        self.until
+            .saturating_duration_since(Instant::now())
+            .clamp(Duration::from_millis(100), MAX_CALL)
+    }
+
+    async fn eval(&self, expr: &str, await_promise: bool) -> Result<Value, AfError> {
+        match evaluate(self.conn, self.session, expr, await_promise, self.t()).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(exception)) => Err(format!("the page threw: {exception}")),
-            Err(e) => Err(e.message),
+            Ok(Err(exception)) => Err(AfError::new(
+                ErrorCode::ArtifactCaptureFailed,
+                format!("the page threw: {exception}"),
+            )),
+            Err(e) => Err(e),
         }
     }
 
@@ -65,7 +80,7 @@ impl Ctx<'_> {
                 Some(self.session),
                 "Page.getLayoutMetrics",
                 json!({}),
-                self.t,
+                self.t(),
             )
             .await
     }
@@ -96,7 +111,19 @@ fn failed(a: Artifact, why: impl Into<String>) -> Warning {
     Warning::artifact(a.as_str(), ErrorCode::ArtifactCaptureFailed, why)
 }
 
-/// Capture every artifact in `want`; only I/O errors writing files fail the fetch.
+/// The warning for a capture call that failed: `artifact_capture_timeout` when it was not
+/// answered in time, `artifact_capture_failed` otherwise.
+pub(super) fn failed_by(a: Artifact, e: &AfError) -> Warning {
+    let code = if e.code == ErrorCode::CdpTimeout {
+        ErrorCode::ArtifactCaptureTimeout
+    } else {
+        ErrorCode::ArtifactCaptureFailed
+    };
+    Warning::artifact(a.as_str(), code, e.message.clone())
+}
+
+/// Capture every artifact in `want`, each call ending by `until`; only I/O errors writing
+/// files fail the fetch. `body` is written whenever a main response arrived, wanted or not.
 #[allow(clippy::too_many_arguments)]
 pub async fn capture_all(
     conn: &CdpConnection,
@@ -106,9 +133,13 @@ pub async fn capture_all(
     out: &mut OutDir,
     request_id: &str,
     want: &[Artifact],
-    t: Duration,
+    until: Instant,
 ) -> Result<Captured, AfError> {
-    let cx = Ctx { conn, session, t };
+    let cx = Ctx {
+        conn,
+        session,
+        until,
+    };
     let mut c = Captured::default();
     // The page reads go out together: the browser answers one session's commands in order,
     // so each sees the page as it would one after another, without a round trip each. None
@@ -126,30 +157,25 @@ pub async fn capture_all(
     if let Ok(Value::String(h)) = &html {
         c.rendered_html = Some(h.clone());
     }
-    for &a in want {
+    // DESIGN.md "Artifacts": the body is written whenever a main response arrived.
+    let implicit_body = !want.contains(&Artifact::Body);
+    let order = implicit_body.then_some(Artifact::Body).into_iter();
+    for a in order.chain(want.iter().copied()) {
         let r = match a {
-            Artifact::Body => body(&cx, state, req, out, &mut c).await,
+            Artifact::Body => body(&cx, state, req, out, &mut c, implicit_body).await,
             Artifact::RenderedHtml => match &html {
                 Ok(Value::String(h)) => write(out, &mut c, a, &a.file_name(), h.as_bytes()),
                 Ok(_) => Ok(Some(failed(a, "the page has no document"))),
-                Err(e) => Ok(Some(failed(a, e.clone()))),
+                Err(e) => Ok(Some(failed_by(a, e))),
             },
             Artifact::Text => {
                 match prefetched_or(&mut text, cx.eval(assets::BODY_TEXT, false)).await {
                     Ok(v) => {
                         let text = v.as_str().unwrap_or_default();
                         let w = write(out, &mut c, a, &a.file_name(), text.as_bytes())?;
-                        Ok(w.or_else(|| {
-                            text.trim().is_empty().then(|| {
-                                Warning::artifact(
-                                    a.as_str(),
-                                    ErrorCode::ArtifactEmpty,
-                                    "the page has no visible text",
-                                )
-                            })
-                        }))
+                        Ok(w.or_else(|| text_size_warning(text)))
                     }
-                    Err(e) => Ok(Some(failed(a, e))),
+                    Err(e) => Ok(Some(failed_by(a, &e))),
                 }
             }
             Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
@@ -181,12 +207,12 @@ pub async fn capture_all(
                             })
                         }))
                     }
-                    Err(e) => Ok(Some(failed(a, e))),
+                    Err(e) => Ok(Some(failed_by(a, &e))),
                 }
             }
             Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
                 Ok(v) => write(out, &mut c, a, &a.file_name(), &pretty(&v)),
-                Err(e) => Ok(Some(failed(a, e))),
+                Err(e) => Ok(Some(failed_by(a, &e))),
             },
         };
         if let Some(w) = r? {
@@ -194,6 +220,32 @@ pub async fn capture_all(
         }
     }
     Ok(c)
+}
+
+/// Below this many bytes of visible text (trimmed), a rendered page's `text` gets an
+/// `artifact_tiny` warning: what a loading shell or a bare error page shows.
+pub const TINY_TEXT_BYTES: usize = 64;
+
+/// `artifact_empty` for a rendered page without visible text, `artifact_tiny` for one with
+/// less than [`TINY_TEXT_BYTES`] of it.
+fn text_size_warning(text: &str) -> Option<Warning> {
+    let n = text.trim().len();
+    if n == 0 {
+        return Some(Warning::artifact(
+            "text",
+            ErrorCode::ArtifactEmpty,
+            "the page has no visible text",
+        ));
+    }
+    (n < TINY_TEXT_BYTES).then(|| {
+        Warning::artifact(
+            "text",
+            ErrorCode::ArtifactTiny,
+            format!(
+                "the rendered page has only {n} bytes of visible text (below {TINY_TEXT_BYTES})"
+            ),
+        )
+    })
 }
 
 /// Write one artifact file and record it; `Ok(None)` on success.
@@ -215,6 +267,7 @@ async fn body(
     req: &FetchRequest,
     out: &mut OutDir,
     c: &mut Captured,
+    implicit: bool,
 ) -> Result<Option<Warning>, AfError> {
     let a = Artifact::Body;
     let doc = lock(state).network.document().map(|d| {
@@ -225,7 +278,8 @@ async fn body(
         )
     });
     let Some((id, mime, headers)) = doc else {
-        return Ok(Some(failed(a, "no main document response was seen")));
+        // Not asked for and nothing arrived: nothing to report.
+        return Ok((!implicit).then(|| failed(a, "no main document response was seen")));
     };
     let r = cx
         .conn
@@ -233,12 +287,12 @@ async fn body(
             Some(cx.session),
             "Network.getResponseBody",
             json!({"requestId": id}),
-            cx.t,
+            cx.t(),
         )
         .await;
     let r = match r {
         Ok(r) => r,
-        Err(e) => return Ok(Some(failed(a, e.message))),
+        Err(e) => return Ok(Some(failed_by(a, &e))),
     };
     let raw = r["body"].as_str().unwrap_or_default();
     let mut bytes = if r["base64Encoded"].as_bool().unwrap_or(false) {
@@ -283,7 +337,7 @@ async fn network(
     let (mode, defaulted) = network::bodies::mode(&req.browser);
     let max = req.browser.network_body_max_bytes;
     // Bodies share the capture budget with the other artifacts: at most 10 s of it.
-    let budget = cx.t.min(Duration::from_secs(10));
+    let budget = cx.t().min(Duration::from_secs(10));
     let bodies =
         network::bodies::capture(cx.conn, cx.session, state, out, mode, max, budget).await?;
     // A response's wire headers (`set-cookie` among them) come in an event of their own that
@@ -334,7 +388,7 @@ async fn content(
                 .iter()
                 .filter(|x| matches!(x, Artifact::Content | Artifact::ContentJson))
             {
-                c.warnings.push(failed(*x, e.clone()));
+                c.warnings.push(failed_by(*x, &e));
             }
             return Ok(None);
         }
@@ -378,7 +432,7 @@ async fn screenshot(
     let s = Some(cx.session);
     let m = match metrics {
         Ok(m) => m,
-        Err(e) => return Ok(Some(failed(a, e.message))),
+        Err(e) => return Ok(Some(failed_by(a, &e))),
     };
     let size = if m["cssContentSize"].is_object() {
         &m["cssContentSize"]
@@ -405,11 +459,11 @@ async fn screenshot(
     });
     let r = match cx
         .conn
-        .send(s, "Page.captureScreenshot", params, cx.t)
+        .send(s, "Page.captureScreenshot", params, cx.t())
         .await
     {
         Ok(r) => r,
-        Err(e) => return Ok(Some(failed(a, e.message))),
+        Err(e) => return Ok(Some(failed_by(a, &e))),
     };
     let png = match base64::engine::general_purpose::STANDARD
         .decode(r["data"].as_str().unwrap_or_default())

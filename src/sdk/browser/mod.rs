@@ -232,10 +232,15 @@ async fn drive(
 
     let capture_started = Instant::now();
     let want: Vec<Artifact> = req.want.clone().unwrap_or_else(Artifact::browser_default);
-    let call_t = remaining(deadline).min(Duration::from_secs(30));
+    // Capture calls end a little before the deadline, so one that hangs becomes its
+    // artifact's `artifact_capture_timeout` and the tab can still be closed in time.
+    let until = deadline
+        .checked_sub(capture_budget(req.timeout) / 4)
+        .unwrap_or(deadline)
+        .max(Instant::now());
     warnings.extend(lock(state).network.mark_capture());
     let captured = tokio::select! {
-        r = capture::capture_all(conn, s, state, req, out, request_id, &want, call_t) => r?,
+        r = capture::capture_all(conn, s, state, req, out, request_id, &want, until) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
     };
     trace.timing("capture", ms_since(capture_started));

@@ -368,7 +368,7 @@ async fn attempt_once(
         ct.as_deref(),
         text.as_deref(),
         parsed.as_ref(),
-        captured.prefix_complete,
+        (!captured.prefix_complete).then_some(captured.text_prefix.len()),
         &mut files,
         &mut warnings,
     )?;
@@ -426,7 +426,7 @@ fn write_projections(
     ct: Option<&str>,
     text: Option<&str>,
     parsed: Option<&html::ParsedHtml>,
-    complete: bool,
+    projected_prefix: Option<usize>,
     files: &mut Vec<(Artifact, std::path::PathBuf)>,
     warnings: &mut Vec<Warning>,
 ) -> Result<(), AfError> {
@@ -459,15 +459,14 @@ fn write_projections(
             content_json: json!({"schema_version": 1, "url": final_url.as_str(), "title": null, "text_bytes": text.len()}),
         }
     };
-    if !complete {
+    // The bytes actually projected: the in-memory prefix, or less when
+    // --max-response-bytes cut the body first.
+    if let Some(bytes) = projected_prefix {
         for a in &wanted {
             warnings.push(Warning::artifact(
                 a.as_str(),
                 ErrorCode::NetworkBodyTruncated,
-                format!(
-                    "projected from the first {} bytes of the body",
-                    body::TEXT_PREFIX_LIMIT
-                ),
+                format!("projected from the first {bytes} bytes of the body"),
             ));
         }
     }
