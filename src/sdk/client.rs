@@ -165,72 +165,47 @@ impl Client {
 
     /// `GET /recent-requests`: the host's last request records (`--recent-requests-cap`).
     pub async fn recent_requests(&self) -> Result<Value, AfError> {
-        Ok(host_http::request(
-            &self.endpoint,
-            "GET",
-            "/recent-requests",
-            self.token.as_deref(),
-            None,
-            self.timeout,
-        )
-        .await?
-        .body)
+        Ok(self.get("/recent-requests").await?.body)
     }
 
-    /// `GET /health`.
+    /// `GET /health`: the host's health document (only `{"status": ...}` for an anonymous
+    /// caller of a `--health-public minimal` host). Anything else answering there is
+    /// `invalid_endpoint`.
     pub async fn health(&self) -> Result<Value, AfError> {
-        Ok(host_http::request(
-            &self.endpoint,
-            "GET",
-            "/health",
-            self.token.as_deref(),
-            None,
-            self.timeout,
-        )
-        .await?
-        .body)
+        host_http::shape::health(self.get("/health").await?)
     }
 
     /// `GET /health?ready`: the health document only when the host is ready (`status: ok`);
     /// a host that answers but is starting or degraded is a retryable `cdp_unavailable`.
     pub async fn health_ready(&self) -> Result<Value, AfError> {
+        match self.get("/health?ready").await {
+            Ok(resp) => host_http::shape::health(resp),
+            Err(e) if e.code == ErrorCode::CdpUnavailable => Err(AfError::new(
+                ErrorCode::CdpUnavailable,
+                "the host answers but is not ready (/health?ready answered 503)",
+            )
+            .with_hint("`afhttp health` without --ready shows its status (starting or degraded)")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET /capabilities`; an answer that is not a capabilities document is
+    /// `invalid_endpoint`.
+    pub async fn capabilities(&self) -> Result<Value, AfError> {
+        host_http::shape::capabilities(self.get("/capabilities").await?)
+    }
+
+    /// `GET path` on the host with this client's token and timeout.
+    async fn get(&self, path: &str) -> Result<host_http::HostResponse, AfError> {
         host_http::request(
             &self.endpoint,
             "GET",
-            "/health?ready",
+            path,
             self.token.as_deref(),
             None,
             self.timeout,
         )
         .await
-        .map(|r| r.body)
-        .map_err(|e| {
-            if e.code == ErrorCode::CdpUnavailable {
-                AfError::new(
-                    ErrorCode::CdpUnavailable,
-                    "the host answers but is not ready (/health?ready answered 503)",
-                )
-                .with_hint(
-                    "`afhttp health` without --ready shows its status (starting or degraded)",
-                )
-            } else {
-                e
-            }
-        })
-    }
-
-    /// `GET /capabilities`.
-    pub async fn capabilities(&self) -> Result<Value, AfError> {
-        Ok(host_http::request(
-            &self.endpoint,
-            "GET",
-            "/capabilities",
-            self.token.as_deref(),
-            None,
-            self.timeout,
-        )
-        .await?
-        .body)
     }
 
     /// `POST /takeover/handoff`: mint a short-lived, single-use takeover URL for a human

@@ -203,3 +203,19 @@ impl ListenerState {
         self.started.elapsed().as_secs()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_driver_knows_every_status() {
+        for status in [HostStatus::Ok, HostStatus::Starting, HostStatus::Degraded] {
+            let shown = serde_json::to_value(status).unwrap();
+            assert!(
+                crate::sdk::host_http::shape::HEALTH_STATUSES.contains(&shown.as_str().unwrap()),
+                "{shown}"
+            );
+        }
+    }
+}

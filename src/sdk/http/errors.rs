@@ -1,7 +1,5 @@
 //! Mapping transport failures to stable codes.
 
-use std::error::Error as _;
-
 use crate::error::{AfError, ErrorCode};
 
 /// Map a reqwest error for `url` to a stable code; `via_proxy` adjusts the hint.
@@ -70,7 +68,7 @@ pub fn body_io(err: &std::io::Error, url: &url::Url) -> AfError {
 }
 
 /// The error and its sources as one line.
-pub fn source_chain(err: &reqwest::Error) -> String {
+pub fn source_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![err.to_string()];
     let mut cur = err.source();
     while let Some(s) = cur {

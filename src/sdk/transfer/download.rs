@@ -7,6 +7,7 @@ use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::client::Client;
 use crate::sdk::fetch::outcome::DownloadOutcome;
 use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::host_http::{self, Received};
 
 /// The artifact subdirectory downloads are copied into.
 pub const DOWNLOAD_DIR: &str = "download";
@@ -36,7 +37,7 @@ pub async fn copy_to_driver(
     let name = super::safe_file_name(&d.facts.suggested_filename);
     let mut file = out.stream_in(DOWNLOAD_DIR, &name)?;
     let path = format!("/downloads/{}", d.facts.guid);
-    let got = super::wire::get_to(
+    let got = host_http::download_to(
         client.endpoint(),
         &path,
         client.token(),
@@ -46,14 +47,14 @@ pub async fn copy_to_driver(
     )
     .await;
     match got {
-        Ok(super::wire::Received::Complete(n)) => {
+        Ok(Received::Complete(n)) => {
             let written = file.commit()?;
             out.committed(written.clone());
             d.file = Some(written);
             d.size_bytes = n;
             Ok(None)
         }
-        Ok(super::wire::Received::TooLarge) => Ok(Some(warning(
+        Ok(Received::TooLarge) => Ok(Some(warning(
             ErrorCode::ArtifactCaptureFailed,
             format!("the download is larger than --max-response-bytes ({max_bytes}); not copied"),
         ))),

@@ -4,7 +4,6 @@
 
 pub mod download;
 pub mod upload;
-pub mod wire;
 
 /// Whether `s` is a download id as Chromium writes it (`8-4-4-4-12` hex digits). Both sides
 /// check it: the driver before putting it in a URL, the host before it touches a path.

@@ -182,7 +182,7 @@ async fn attach_file(
     let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("name", &file.name)
         .finish();
-    let stored = super::wire::post_file(
+    let stored = crate::sdk::host_http::upload_file(
         client.endpoint(),
         &format!("/uploads?{query}"),
         client.token(),
