@@ -24,6 +24,7 @@ mod host_browser;
 mod host_cli;
 mod host_listener;
 mod host_runtime;
+mod host_transport;
 mod load;
 mod network_capture;
 mod observation;

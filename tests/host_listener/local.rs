@@ -89,6 +89,29 @@ fn public_minimal_health_and_route_table() {
         assert_eq!(status, 200);
         assert_eq!(code_of(&body), "health");
 
+        // The CLI takes the anonymous answer for what it is (the host marks it), and gets
+        // the whole document with the token.
+        let ep = format!("http://127.0.0.1:{port}");
+        let (anonymous, full) = tokio::task::spawn_blocking(move || {
+            let fx = crate::support::Fixture::new();
+            let health = |extra: &[&str]| {
+                fx.cmd()
+                    .args(["health", "--endpoint-url", &ep, "--timeout-ms", "10000"])
+                    .args(extra)
+                    .run()
+            };
+            (health(&[]), health(&["--token-secret", "tok"]))
+        })
+        .await
+        .unwrap();
+        let r = anonymous.result();
+        assert_eq!(r["status"], "starting", "{}", anonymous.context);
+        assert!(r.get("version").is_none(), "{}", anonymous.context);
+        let r = full.result();
+        assert_eq!(r["status"], "starting", "{}", full.context);
+        assert_eq!(r["backend"]["family"], "chromium", "{}", full.context);
+        assert!(r["version"].is_string(), "{}", full.context);
+
         // Every route but the public health needs the token.
         let (bound, _stop2) = start(None, config("tcp:127.0.0.1:0", Some("tok"))).await;
         let port = self::port(&bound);

@@ -61,6 +61,15 @@ pub fn router() -> Router {
             "/json",
             get(|| async { typed("application/json", JSON_BODY) }),
         )
+        // Another service's control routes, where an afhttp host would have its own.
+        .route(
+            "/health",
+            get(|| async { typed("application/json", r#"{"status":"ok"}"#) }),
+        )
+        .route(
+            "/capabilities",
+            get(|| async { html("<!doctype html><title>Service</title><p>capabilities</p>") }),
+        )
         .route(
             "/text",
             get(|| async { typed("text/plain; charset=utf-8", content::PLAIN_TEXT) }),

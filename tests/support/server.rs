@@ -9,7 +9,8 @@
 //! `/echo`, `/status/{code}`, `/status/{code}/json`, `/slow?ms=N`, `/slow-body?ms=N`, `/stall`,
 //! `/drop`, `/gzip`, `/deflate`, `/brotli`, `/bytes?n=N`, `/big-html?n=N`,
 //! `/challenge/{name}`, `/json`, `/text`, `/image.png`, `/download`, `/headers/ua`,
-//! `/basic-auth`, `/charset/latin1`, and `/flaky?fail=N&key=K` (handled here).
+//! `/basic-auth`, `/charset/latin1`, `/health` (another service's `{"status":"ok"}`),
+//! `/capabilities` (an HTML page), and `/flaky?fail=N&key=K` (handled here).
 //!
 //! `/flaky?fail=N&key=K`: the first N requests carrying key K (default `default`) have their
 //! connection closed before any response byte; later ones get 200 JSON
