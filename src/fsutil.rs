@@ -170,6 +170,28 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
+/// The first `len` bytes of `file` as a stream of chunks of at most `chunk` bytes: exactly
+/// what a `Content-Length` announced, even if the file grows while it streams.
+pub fn file_chunks(
+    file: tokio::fs::File,
+    len: u64,
+    chunk: usize,
+) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static {
+    use tokio::io::AsyncReadExt;
+    futures_util::stream::unfold(Some(file.take(len)), move |reader| async move {
+        let mut reader = reader?;
+        let mut buf = vec![0u8; chunk];
+        match reader.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(bytes::Bytes::from(buf)), Some(reader)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

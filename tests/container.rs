@@ -6,19 +6,11 @@ use std::time::{Duration, Instant};
 
 use crate::support::docker::{rt, Engine};
 use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
-use crate::support::{Cmd, Fixture, FixtureServer, Run};
+use crate::support::{free_port, Cmd, Fixture, FixtureServer, Run};
 use crate::takeover_fetch::run_printed;
 
 fn cmd(fx: &Fixture, engine: &Engine) -> Cmd {
     fx.cmd().env("DOCKER_HOST", &engine.host)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn install(fx: &Fixture, engine: &Engine, base: &str, port: u16) -> Run {

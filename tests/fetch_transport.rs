@@ -116,11 +116,7 @@ fn connection_dropped_mid_body() {
 #[test]
 fn refused_connection() {
     let fx = Fixture::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     fx.cmd()
         .args(["fetch", &format!("http://127.0.0.1:{port}/")])
         .run()
@@ -224,11 +220,7 @@ fn socks5_proxy() {
 fn dead_proxy_is_target_unreachable_with_hint() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     let run = fx
         .cmd()
         .args([

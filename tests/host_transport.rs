@@ -98,11 +98,7 @@ fn a_tls_endpoint_on_a_plain_port_is_a_tls_error() {
 #[test]
 fn a_closed_port_is_host_unreachable() {
     let fx = Fixture::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     for scheme in ["http", "https"] {
         let run = driver(
             &fx,

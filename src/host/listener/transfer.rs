@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::StreamExt;
 use serde_json::json;
-use tokio::io::AsyncReadExt;
 
 use super::auth::ApiError;
 use super::state::ListenerState;
@@ -107,20 +106,7 @@ pub async fn download(State(state): State<Arc<ListenerState>>, Path(id): Path<St
         Ok(m) if m.is_file() => m.len(),
         _ => return ApiError::DOWNLOAD_NOT_FOUND.into_response(),
     };
-    // At most the length announced, even if the file grows while it streams.
-    let reader = tokio::fs::File::from_std(file).take(len);
-    let stream = futures_util::stream::unfold(Some(reader), |reader| async move {
-        let mut reader = reader?;
-        let mut buf = vec![0u8; CHUNK];
-        match reader.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(bytes::Bytes::from(buf)), Some(reader)))
-            }
-            Err(e) => Some((Err(e), None)),
-        }
-    });
+    let stream = fsutil::file_chunks(tokio::fs::File::from_std(file), len, CHUNK);
     Response::builder()
         .header(header::CONTENT_TYPE, "application/octet-stream")
         .header(header::CONTENT_LENGTH, len)

@@ -8,7 +8,6 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
 
 use super::status::refusal;
 use super::{build, connect};
@@ -141,19 +140,8 @@ pub async fn upload_file(
     let f = tokio::fs::File::open(file)
         .await
         .map_err(|e| AfError::invalid(format!("--file {}: {e}", file.display())))?;
-    // Exactly `len` bytes, as Content-Length says, even if the file grows meanwhile.
-    let reader = f.take(len);
-    let chunks = futures_util::stream::unfold(Some(reader), |reader| async move {
-        let mut reader = reader?;
-        let mut buf = vec![0u8; CHUNK];
-        match reader.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(Frame::data(Bytes::from(buf))), Some(reader)))
-            }
-            Err(e) => Some((Err(e), None)),
-        }
+    let chunks = futures_util::StreamExt::map(crate::fsutil::file_chunks(f, len, CHUNK), |r| {
+        r.map(Frame::data)
     });
     let body = BodyExt::boxed_unsync(StreamBody::new(chunks));
     let run = async {
