@@ -56,8 +56,13 @@ pub const MAX_TABS: &str = "AFHTTP_MAX_TABS";
 pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
 /// `afhttp host --takeover-quality-percent`.
 pub const TAKEOVER_QUALITY_PERCENT: &str = "AFHTTP_TAKEOVER_QUALITY_PERCENT";
+/// Test-only: the host's restart window in milliseconds instead of ten minutes, so a test
+/// can space injected browser crashes past it without waiting. Not for production use.
+pub const TEST_RESTART_WINDOW_MS: &str = "AFHTTP_TEST_RESTART_WINDOW_MS";
 /// Base directory for profiles (`$XDG_DATA_HOME/afhttp/profiles`).
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// Terminal type: `dumb` turns the image-build progress bar into plain lines.
+pub const TERM: &str = "TERM";
 /// Home directory, used for `~/.local/share` and agent skill directories.
 pub const HOME: &str = "HOME";
 

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::{
-    alive, descendants, port_of, processes_mentioning, sigkill, wait_for, Fixture, FixtureServer,
-    HostProc,
+    alive, browser_pid, descendants, port_of, processes_mentioning, sigkill, wait_for, Fixture,
+    FixtureServer, HostProc,
 };
 
 /// `/health` of a tokenless loopback host.
@@ -503,4 +503,73 @@ fn killed_inline_fetch_leaves_no_browser() {
         "measure: inline browser gone {} ms after the fetch was killed",
         gone.as_millis()
     );
+}
+
+/// SIGKILL the host's browser (its whole group) and wait until the host relaunched it
+/// (`/health` ok with `restarts.browser == crash`) or exited; its exit status if it did.
+fn crash_browser(host: &mut HostProc, crash: u64) -> Option<std::process::ExitStatus> {
+    let browser = browser_pid(host.child.id()).expect("no browser under the host");
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(browser as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let ep = host.endpoint.clone();
+    let mut exited = None;
+    wait_for(
+        &format!("relaunch (or exit) after crash {crash}"),
+        Duration::from_secs(60),
+        || {
+            exited = host.child.try_wait().unwrap();
+            let h = health(&ep);
+            exited.is_some() || (h["status"] == "ok" && h["restarts"]["browser"] == crash)
+        },
+    );
+    exited
+}
+
+/// The restart budget is a sliding window, not a lifetime count: with the window shortened
+/// (a test-only knob) the browser is SIGKILLed seven times, each crash more than a window
+/// after the previous relaunch, and the host relaunches it every time. It used to give up at
+/// the sixth crash of its life (`MAX_RESTARTS = 5`, never reset).
+#[test]
+fn browser_restart_budget_resets_after_the_window() {
+    const WINDOW_MS: u64 = 1500;
+    let fx = Fixture::new();
+    let window = WINDOW_MS.to_string();
+    let mut host = HostProc::start(
+        &fx,
+        &["--listen", "tcp:127.0.0.1:0"],
+        &[(afhttp::env::TEST_RESTART_WINDOW_MS, &window)],
+    );
+    for crash in 1..=7u64 {
+        // The spacing is this test's input, not a synchronisation: each crash lands more
+        // than a window after the previous relaunch.
+        std::thread::sleep(Duration::from_millis(WINDOW_MS + 200));
+        if let Some(status) = crash_browser(&mut host, crash) {
+            panic!("the host gave up at crash {crash} ({status})");
+        }
+    }
+    let tabs = fx
+        .cmd()
+        .args(["tabs", "list", "--endpoint-url", &host.endpoint])
+        .run();
+    tabs.result();
+    assert_eq!(host.terminate().0, 0);
+}
+
+/// Within one (default, ten-minute) window the budget still ends a crash loop: the sixth
+/// crash in a row makes the host give up and exit 1, instead of lingering without a
+/// listener until it is signalled.
+#[test]
+fn a_browser_that_keeps_crashing_ends_the_host() {
+    let fx = Fixture::new();
+    let mut host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    for crash in 1..=5u64 {
+        if let Some(status) = crash_browser(&mut host, crash) {
+            panic!("the host gave up early, at crash {crash} ({status})");
+        }
+    }
+    let status = crash_browser(&mut host, 6).expect("the host survived a sixth crash");
+    assert_eq!(status.code(), Some(1), "{status}");
 }

@@ -11,22 +11,15 @@ use serde_json::{json, Value};
 
 use crate::support::host::http;
 use crate::support::routes_takeover::BLOCK_RGB;
-use crate::support::{alive, descendants, port_of, wait_for, Fixture, FixtureServer, HostProc};
+use crate::support::{
+    alive, browser_pid, descendants, port_of, wait_for, Fixture, FixtureServer, HostProc,
+};
 
 pub(crate) const TOKEN: &str = "takeover-long-token";
 
 /// `/health` of a loopback host that uses [`TOKEN`].
 pub(crate) fn health(port: u16) -> Value {
     crate::support::health(port, Some(TOKEN))
-}
-
-/// The browser's main process among `root`'s descendants (no `--type=`: not a renderer).
-fn browser_pid(root: u32) -> Option<u32> {
-    descendants(root).into_iter().find(|pid| {
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        cmdline.contains("--user-data-dir") && !cmdline.contains("--type=")
-    })
 }
 
 /// `Runtime.evaluate` of `expr` in tab `tab` through `afhttp cdp` (`auth`: its endpoint and

@@ -7,9 +7,10 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use super::progress::StderrReporter;
 use crate::container::context::BinarySource;
 use crate::container::image::{self, BuildSpec};
-use crate::container::{admin, discover, engine, logs, run, Reporter};
+use crate::container::{admin, discover, engine, logs, run};
 use crate::envelope::Event;
 use crate::error::{AfError, ErrorCode};
 
@@ -103,14 +104,6 @@ struct LogsArgs {
     tail: Option<usize>,
 }
 
-struct Stderr;
-
-impl Reporter for Stderr {
-    fn line(&self, text: &str) {
-        super::output::progress(text);
-    }
-}
-
 /// Run `afhttp container`; returns the event and whether to print `_secret` fields.
 pub fn run(args: ContainerArgs) -> (Event, bool) {
     let reveal = match &args.command {
@@ -147,7 +140,7 @@ async fn dispatch(command: ContainerCommand) -> Result<Event, AfError> {
     match command {
         ContainerCommand::Build(_) => {
             let spec = build_spec.ok_or_else(|| AfError::invalid("no build spec"))?;
-            let built = image::build(&docker, &spec, &Stderr).await?;
+            let built = image::build(&docker, &spec, &StderrReporter::for_stderr()).await?;
             Ok(Event::result(
                 "container_build",
                 json!({
@@ -171,7 +164,7 @@ async fn dispatch(command: ContainerCommand) -> Result<Event, AfError> {
                 wait: valid_wait(i.wait_timeout_ms)?,
                 env: valid_env(&i.host_env)?,
             };
-            let result = run::install(&docker, &spec, &Stderr).await?;
+            let result = run::install(&docker, &spec, &StderrReporter::for_stderr()).await?;
             Ok(Event::result("container_install", result, None))
         }
         ContainerCommand::Status {
@@ -184,7 +177,12 @@ async fn dispatch(command: ContainerCommand) -> Result<Event, AfError> {
         ContainerCommand::Logs(l) => logs_event(&docker, l).await,
         ContainerCommand::Uninstall { purge, .. } => Ok(Event::result(
             "container_uninstall",
-            admin::uninstall(&docker, admin::Purge { purge }, &Stderr).await?,
+            admin::uninstall(
+                &docker,
+                admin::Purge { purge },
+                &StderrReporter::plain_stderr(),
+            )
+            .await?,
             None,
         )),
     }
@@ -199,7 +197,7 @@ async fn logs_event(docker: &bollard::Docker, l: LogsArgs) -> Result<Event, AfEr
         .with_hint("run `afhttp container install`"));
     };
     if l.follow {
-        let n = logs::follow(docker, &c.id, l.tail, &Stderr).await?;
+        let n = logs::follow(docker, &c.id, l.tail, &StderrReporter::plain_stderr()).await?;
         return Ok(Event::result(
             "container_logs",
             json!({"container_name": c.name, "raw": true, "followed": true, "lines_streamed": n}),

@@ -1,19 +1,99 @@
-//! `afhttp --help --recursive --output markdown`: the source of `docs/cli.md`.
+//! `afhttp [COMMAND...] --help --recursive [--output markdown|text]`: the whole command tree
+//! (or one command's subtree) in one page; the markdown form is the source of `docs/cli.md`.
 
 use std::ffi::OsString;
 use std::fmt::Write;
 
-/// Whether argv (after argv\[0\]) is exactly the markdown help request, in any order.
-pub fn is_markdown_help_request(args: &[OsString]) -> bool {
-    let rest: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    if rest.len() != 4 || args.len() != 5 {
-        return false;
+/// The form of a recursive help page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelpFormat {
+    /// clap's long help of each command, one after the other.
+    Text,
+    /// The reference in `docs/cli.md`.
+    Markdown,
+}
+
+/// A request for recursive help: the subcommand path it starts at and the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecursiveHelp {
+    /// Subcommand names before the flags (empty: the whole tree).
+    pub path: Vec<String>,
+    /// Text or markdown.
+    pub format: HelpFormat,
+}
+
+/// Whether argv (after argv\[0\]) asks for recursive help: subcommand names, then `--help`
+/// (or `-h`) and `--recursive` in either order, optionally `--output markdown|text`.
+/// Anything else is left to clap.
+pub fn recursive_help_request(args: &[OsString]) -> Option<RecursiveHelp> {
+    let rest: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    let path: Vec<String> = rest
+        .iter()
+        .take_while(|a| !a.starts_with('-'))
+        .map(|a| a.to_string())
+        .collect();
+    let (mut help, mut recursive, mut format) = (false, false, None);
+    let mut flags = rest[path.len()..].iter();
+    while let Some(flag) = flags.next() {
+        match *flag {
+            "--help" | "-h" if !help => help = true,
+            "--recursive" if !recursive => recursive = true,
+            "--output" if format.is_none() => {
+                format = Some(match *flags.next()? {
+                    "markdown" => HelpFormat::Markdown,
+                    "text" => HelpFormat::Text,
+                    _ => return None,
+                })
+            }
+            _ => return None,
+        }
     }
-    let has = |s: &str| rest.contains(&s);
-    let output_md = rest
-        .windows(2)
-        .any(|w| w[0] == "--output" && w[1] == "markdown");
-    has("--help") && has("--recursive") && output_md
+    (help && recursive).then(|| RecursiveHelp {
+        path,
+        format: format.unwrap_or(HelpFormat::Text),
+    })
+}
+
+/// The page for `req` from the root command; `None` when its path names no subcommand.
+pub fn render_request(root: &clap::Command, req: &RecursiveHelp) -> Option<String> {
+    let mut root = root.clone();
+    root.build();
+    let mut cmd = &root;
+    let mut name = root.get_name().to_string();
+    for sub in &req.path {
+        cmd = cmd.find_subcommand(sub)?;
+        name = format!("{name} {}", cmd.get_name());
+    }
+    Some(match req.format {
+        HelpFormat::Markdown if req.path.is_empty() => markdown(&root),
+        HelpFormat::Markdown => {
+            let mut out = String::new();
+            render(cmd, &name, &mut out);
+            out
+        }
+        HelpFormat::Text => {
+            let mut out = String::new();
+            text(cmd, &name, &mut out);
+            out
+        }
+    })
+}
+
+/// Each command's long help under a `== afhttp sub ==` banner, depth first.
+fn text(cmd: &clap::Command, path: &str, out: &mut String) {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "== {path} ==\n");
+    let mut c = cmd.clone().bin_name(path);
+    let _ = write!(out, "{}", c.render_long_help());
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        text(sub, &format!("{path} {}", sub.get_name()), out);
+    }
 }
 
 /// Render the whole command tree as markdown.
@@ -83,5 +163,59 @@ fn render(cmd: &clap::Command, path: &str, out: &mut String) {
     }
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         render(sub, &format!("{path} {}", sub.get_name()), out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(args: &[&str]) -> Option<RecursiveHelp> {
+        let argv: Vec<OsString> = std::iter::once("afhttp")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        recursive_help_request(&argv)
+    }
+
+    #[test]
+    fn help_and_recursive_in_either_order_with_or_without_a_format() {
+        for args in [
+            &["--help", "--recursive"][..],
+            &["--recursive", "--help"],
+            &["-h", "--recursive"],
+            &["--recursive", "--output", "text", "--help"],
+        ] {
+            let r = req(args).unwrap_or_else(|| panic!("{args:?}"));
+            assert_eq!(r.format, HelpFormat::Text, "{args:?}");
+            assert!(r.path.is_empty());
+        }
+        for args in [
+            &["--help", "--recursive", "--output", "markdown"][..],
+            &["--output", "markdown", "--recursive", "--help"],
+            &["--recursive", "--output", "markdown", "--help"],
+        ] {
+            assert_eq!(req(args).unwrap().format, HelpFormat::Markdown, "{args:?}");
+        }
+        let sub = req(&["container", "--recursive", "--help"]).unwrap();
+        assert_eq!(sub.path, vec!["container".to_string()]);
+    }
+
+    #[test]
+    fn anything_else_is_left_to_clap() {
+        for args in [
+            &["--help"][..],
+            &["--recursive"],
+            &["--help", "--recursive", "--output"],
+            &["--help", "--recursive", "--output", "json"],
+            &["--help", "--recursive", "--bogus"],
+            &["--help", "--help", "--recursive"],
+            &["fetch", "http://x", "--help", "--recursive"],
+        ] {
+            // The last one has a path that names no command: rendered as None below.
+            if let Some(r) = req(args) {
+                assert!(!r.path.is_empty(), "{args:?}");
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ use crate::envelope::Event;
 use crate::error::AfError;
 use crate::host::listener::{ListenAddr, TokenSecret};
 use crate::host::run::{self, HostOptions};
-use crate::profile::Backend;
+use crate::profile::{Backend, ProfileName, EPHEMERAL};
 
 pub use super::host_args::HostArgs;
 
@@ -23,6 +23,10 @@ const MAX_CAP: usize = 4096;
 /// Turn flags into validated options.
 pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     let listen = ListenAddr::parse(&args.listen)?;
+    // A bad name is refused before any browser is looked for.
+    if let Some(name) = args.profile.as_deref().filter(|p| *p != EPHEMERAL) {
+        ProfileName::parse(name)?;
+    }
     let headless = match args.display.as_str() {
         "headless" => true,
         "headful" => false,
@@ -124,6 +128,15 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     opts.startup_timeout = Duration::from_secs(30);
     opts.takeover = takeover;
     opts.takeover_quality_percent = args.takeover_quality_percent;
+    if let Some(ms) = crate::env::var(crate::env::TEST_RESTART_WINDOW_MS) {
+        let ms = ms.parse::<u64>().map_err(|_| {
+            AfError::invalid(format!(
+                "{} must be a number of milliseconds",
+                crate::env::TEST_RESTART_WINDOW_MS
+            ))
+        })?;
+        opts.restart_window = Duration::from_millis(ms);
+    }
     Ok(opts)
 }
 

@@ -12,6 +12,7 @@ pub mod host_args;
 pub mod output;
 pub mod panel;
 pub mod profile;
+pub mod progress;
 pub mod skill;
 pub mod tabs;
 pub mod upload;
@@ -68,13 +69,15 @@ pub fn main() -> ExitCode {
 
 /// Parse `args` (including argv\[0\]), run the command, print its one event; returns the exit code.
 pub fn run(args: Vec<OsString>) -> u8 {
-    if help_doc::is_markdown_help_request(&args) {
-        output::emit_text(&help_doc::markdown(&Cli::command()));
-        return output::EXIT_OK;
+    if let Some(req) = help_doc::recursive_help_request(&args) {
+        if let Some(page) = help_doc::render_request(&Cli::command(), &req) {
+            output::emit_text(&page);
+            return output::EXIT_OK;
+        }
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(err) => return report_parse_error(err),
+        Err(err) => return report_parse_error(err, &args),
     };
     if let Commands::Host(args) = cli.command {
         let (event, code) = host::run(*args);
@@ -111,7 +114,7 @@ fn dispatch(command: Commands) -> Event {
     }
 }
 
-fn report_parse_error(err: clap::Error) -> u8 {
+fn report_parse_error(err: clap::Error, args: &[OsString]) -> u8 {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -125,23 +128,67 @@ fn report_parse_error(err: clap::Error) -> u8 {
             output::EXIT_USAGE
         }
         _ => {
-            let rendered = err.render().to_string();
-            let message = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ")
-                .to_string();
-            let e = AfError::invalid(message).with_hint("run the command with --help for usage");
+            let e = AfError::invalid(parse_error_message(&err.render().to_string()))
+                .with_hint("run the command with --help for usage");
             output::emit(&Event::error(&e, None), false);
-            // A bad value for a known flag is a value error (exit 1); the rest is usage (exit 2).
-            match err.kind() {
-                ErrorKind::InvalidValue | ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => {
-                    output::EXIT_ERROR
-                }
-                _ => output::EXIT_USAGE,
+            if is_value_error(&err, args) {
+                output::EXIT_ERROR
+            } else {
+                output::EXIT_USAGE
             }
         }
+    }
+}
+
+/// Whether a parse error is about a value given to a known flag (exit 1) rather than the
+/// shape of the command line (exit 2). A flag left without its value (last on the line, or
+/// followed by another flag) is a shape error; an explicitly empty value is a value error.
+fn is_value_error(err: &clap::Error, args: &[OsString]) -> bool {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    match err.kind() {
+        ErrorKind::InvalidValue => {
+            let empty = matches!(
+                err.get(ContextKind::InvalidValue),
+                Some(ContextValue::String(v)) if v.is_empty()
+            );
+            let flag = match err.get(ContextKind::InvalidArg) {
+                Some(ContextValue::String(a)) => a.split_whitespace().next().map(str::to_string),
+                _ => None,
+            };
+            !(empty && flag.is_some_and(|f| value_missing(args, &f)))
+        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => true,
+        _ => false,
+    }
+}
+
+/// Whether `flag` appears in `args` with nothing after it, or with another flag after it.
+fn value_missing(args: &[OsString], flag: &str) -> bool {
+    args.iter().enumerate().skip(1).any(|(i, a)| {
+        a.to_str() == Some(flag)
+            && args
+                .get(i + 1)
+                .and_then(|next| next.to_str())
+                .is_none_or(|next| next.len() > 1 && next.starts_with('-'))
+    })
+}
+
+/// clap's rendered error as one line: its first paragraph, so a list that follows a colon
+/// (the missing arguments, the possible values) stays in the message; without "error: "
+/// and without the usage and tips.
+fn parse_error_message(rendered: &str) -> String {
+    let paragraph: Vec<&str> = rendered
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = paragraph.join(" ");
+    let line = line.trim_start_matches("error: ").trim();
+    if line.is_empty() {
+        "invalid command line".to_string()
+    } else {
+        line.to_string()
     }
 }
 

@@ -132,7 +132,23 @@ pub async fn build(docker: &Docker, spec: &BuildSpec, r: &dyn Reporter) -> Resul
         forcerm: true,
         ..Default::default()
     };
-    let mut stream = docker.build_image(options, None, Some(bollard::body_full(tar.into())));
+    let stream = docker.build_image(options, None, Some(bollard::body_full(tar.into())));
+    let outcome = follow_build(stream, r).await;
+    r.done();
+    Ok(Built {
+        image: super::image_ref(),
+        image_id: outcome?,
+        elapsed_ms: started.elapsed().as_millis(),
+    })
+}
+
+/// Report the build stream's lines (`Step N/M` ones as steps) until it ends; the image id,
+/// or the error with the tail of the log.
+async fn follow_build(
+    mut stream: impl futures_util::Stream<Item = Result<bollard::models::BuildInfo, bollard::errors::Error>>
+        + Unpin,
+    r: &dyn Reporter,
+) -> Result<Option<String>, AfError> {
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut image_id = None;
     while let Some(item) = stream.next().await {
@@ -145,7 +161,10 @@ pub async fn build(docker: &Docker, spec: &BuildSpec, r: &dyn Reporter) -> Resul
         }
         if let Some(text) = info.stream.as_deref().or(info.status.as_deref()) {
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                r.line(line);
+                match parse_step(line) {
+                    Some((n, total)) => r.step(n, total, line),
+                    None => r.line(line),
+                }
                 if tail.len() == LOG_TAIL_LINES {
                     tail.pop_front();
                 }
@@ -156,11 +175,16 @@ pub async fn build(docker: &Docker, spec: &BuildSpec, r: &dyn Reporter) -> Resul
             image_id = Some(id);
         }
     }
-    Ok(Built {
-        image: super::image_ref(),
-        image_id,
-        elapsed_ms: started.elapsed().as_millis(),
-    })
+    Ok(image_id)
+}
+
+/// `Step 3/12 : RUN ...` (the classic builder's step line) as `(3, 12)`.
+pub fn parse_step(line: &str) -> Option<(u32, u32)> {
+    let rest = line.trim_start().strip_prefix("Step ")?;
+    let (counts, _) = rest.split_once(' ').unwrap_or((rest, ""));
+    let (n, total) = counts.split_once('/')?;
+    let (n, total) = (n.parse().ok()?, total.parse().ok()?);
+    (n >= 1 && n <= total).then_some((n, total))
 }
 
 fn build_failed(error: &str, tail: &VecDeque<String>) -> AfError {
@@ -190,6 +214,21 @@ pub async fn exists(docker: &Docker) -> Result<bool, AfError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn step_lines_are_recognised() {
+        assert_eq!(parse_step("Step 3/12 : RUN apt-get update"), Some((3, 12)));
+        assert_eq!(parse_step("Step 12/12 : CMD [\"afhttp\"]"), Some((12, 12)));
+        for other in [
+            " ---> Running in 4f2a",
+            "Step x/12 : RUN",
+            "Step 13/12 : RUN",
+            "Step 0/3 : FROM",
+            "Successfully built 4f2a",
+        ] {
+            assert_eq!(parse_step(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn build_args_need_key_and_value() {

@@ -54,10 +54,17 @@ pub fn image_ref() -> String {
 }
 
 /// Receives progress from long engine operations (image builds, waits); the CLI prints it
-/// to stderr so stdout keeps its one event.
+/// to stderr so stdout keeps its one event (as a progress bar on a terminal).
 pub trait Reporter {
     /// One line of progress.
     fn line(&self, text: &str);
+    /// Build step `n` of `total` began; `text` is its line. By default just the line.
+    fn step(&self, n: u32, total: u32, text: &str) {
+        let _ = (n, total);
+        self.line(text);
+    }
+    /// The stepped operation ended (successfully or not): a progress bar goes away.
+    fn done(&self) {}
 }
 
 /// A reporter that drops everything.

@@ -16,6 +16,7 @@ pub mod procs;
 pub mod profile_session;
 pub mod recent_requests;
 pub mod recorder;
+pub mod restart_budget;
 pub mod run;
 pub(crate) mod stderr;
 mod supervisor;

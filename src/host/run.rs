@@ -20,6 +20,7 @@ use crate::host::live::{LiveView, Restarts};
 use crate::host::log::{log, Level};
 use crate::host::profile_session::ActiveProfile;
 use crate::host::recent_requests::RecentRequests;
+use crate::host::restart_budget::{RestartBudget, RESTART_WINDOW};
 use crate::host::supervisor::{supervise, Supervised};
 use crate::profile::Backend;
 
@@ -79,6 +80,9 @@ pub struct HostOptions {
     pub egress: Option<crate::host::egress::Policy>,
     /// Where an ephemeral profile is created (`None`: the temp dir).
     pub ephemeral_root: Option<std::path::PathBuf>,
+    /// The window a crashing browser or display gets its restarts in (ten minutes; tests
+    /// shorten it).
+    pub restart_window: Duration,
 }
 
 impl HostOptions {
@@ -111,6 +115,7 @@ impl HostOptions {
             // Off natively (precise network errors, no extra hop); the image turns it on.
             egress: None,
             ephemeral_root: None,
+            restart_window: RESTART_WINDOW,
         }
     }
 }
@@ -300,6 +305,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         display,
         display_dir,
         uploads,
+        browser_budget: RestartBudget::new(opts.restart_window),
+        display_budget: RestartBudget::new(opts.restart_window),
     };
     let supervised_view = Arc::clone(&view);
     let task = tokio::spawn(async move {
@@ -366,11 +373,17 @@ pub async fn run_foreground(
         signal(SignalKind::terminate()).map_err(|e| AfError::io("install SIGTERM handler", &e))?;
     let mut int =
         signal(SignalKind::interrupt()).map_err(|e| AfError::io("install SIGINT handler", &e))?;
-    let host = start(opts).await?;
+    let mut host = start(opts).await?;
     on_ready(&host.ready);
     tokio::select! {
         _ = term.recv() => log(Level::Info, "SIGTERM: shutting down", json!({})),
         _ = int.recv() => log(Level::Info, "SIGINT: shutting down", json!({})),
+        // The supervisor ended on its own (a child that keeps crashing): the host exits
+        // with its error instead of lingering without a listener until a signal.
+        ended = &mut host.task => {
+            return ended
+                .map_err(|e| AfError::new(ErrorCode::IoError, format!("host task failed: {e}")))?;
+        }
     }
     host.stop().await
 }

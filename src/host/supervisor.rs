@@ -13,11 +13,10 @@ use crate::host::listener::{self, HostStatus};
 use crate::host::live::{LiveView, SwitchRequest};
 use crate::host::log::{log, Level};
 use crate::host::profile_session::ActiveProfile;
+use crate::host::restart_budget::RestartBudget;
 
 /// How long the browser gets to exit before SIGKILL.
 const BROWSER_GRACE: Duration = Duration::from_secs(3);
-/// Restarts allowed (per child) before the host gives up on a crashing browser or display.
-const MAX_RESTARTS: u32 = 5;
 /// How often children are checked.
 const CHECK_EVERY: Duration = Duration::from_millis(500);
 
@@ -43,6 +42,10 @@ pub(crate) struct Supervised {
     pub display_dir: Option<tempfile::TempDir>,
     /// Driver uploads, deleted once the listener is closed.
     pub uploads: Arc<listener::transfer::UploadStore>,
+    /// Restarts left for the browser.
+    pub browser_budget: RestartBudget,
+    /// Restarts left for the display.
+    pub display_budget: RestartBudget,
 }
 
 pub(crate) async fn supervise(
@@ -108,8 +111,8 @@ pub(crate) async fn supervise(
 }
 
 /// One supervision tick: restart a dead display (and the browser that lost it), or a dead
-/// browser. `/health` says `degraded` until the restart succeeds; a child that keeps dying
-/// past [`MAX_RESTARTS`] ends the host with an error.
+/// browser. `/health` says `degraded` until the restart succeeds; a child that dies more
+/// often than its [`RestartBudget`] allows ends the host with an error.
 async fn check_children(s: &mut Supervised, view: &Arc<LiveView>) -> Result<(), AfError> {
     if let Some((d, opts)) = s.display.as_mut() {
         if let Some((name, tail)) = d.exited() {
@@ -120,19 +123,18 @@ async fn check_children(s: &mut Supervised, view: &Arc<LiveView>) -> Result<(), 
             );
             view.set(None, HostStatus::Degraded);
             view.set_display(None);
-            let n = view.restarts.read().map(|r| r.display).unwrap_or(0);
-            if n >= MAX_RESTARTS {
+            let Some(n) = s.display_budget.spend(Instant::now()) else {
                 return Err(AfError::new(
                     ErrorCode::BrowserLaunchFailed,
                     "the takeover display keeps exiting; giving up",
                 ));
-            }
+            };
             view.count_restart(true);
             // The browser lost its X connection: stop what is left of it before it is
             // relaunched on the new display.
             s.browser.kill_now().await;
             d.shutdown().await;
-            tokio::time::sleep(backoff(n + 1)).await;
+            tokio::time::sleep(backoff(n)).await;
             match display::start(opts).await {
                 Ok(fresh) => {
                     s.launch_opts.display = Some(fresh.display.clone());
@@ -161,17 +163,16 @@ async fn check_children(s: &mut Supervised, view: &Arc<LiveView>) -> Result<(), 
         json!({"pid": s.browser.pid, "stderr_tail": s.browser.stderr_tail()}),
     );
     view.set(None, HostStatus::Degraded);
-    let n = view.restarts.read().map(|r| r.browser).unwrap_or(0);
-    if n >= MAX_RESTARTS {
+    let Some(n) = s.browser_budget.spend(Instant::now()) else {
         return Err(AfError::new(
             ErrorCode::BrowserLaunchFailed,
             "the browser keeps exiting; giving up",
         ));
-    }
+    };
     view.count_restart(false);
     // Helpers of the dead browser (crash handler, zygotes) are still in its group.
     s.browser.kill_now().await;
-    tokio::time::sleep(backoff(n + 1)).await;
+    tokio::time::sleep(backoff(n)).await;
     relaunch_browser(s, view).await
 }
 

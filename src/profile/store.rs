@@ -170,7 +170,8 @@ pub fn resolve(
         _ => {
             let names: Vec<&str> = found.iter().map(|d| d.backend.as_str()).collect();
             Err(AfError::invalid(format!(
-                "profile {name:?} exists under several backends: {}",
+                "profile {:?} exists under several backends: {}",
+                name.as_str(),
                 names.join(", ")
             ))
             .with_hint(format!("pass --backend {}", names.join("|"))))
@@ -182,7 +183,7 @@ fn not_found(name: &ProfileName, backend: Option<Backend>) -> AfError {
     let where_ = backend.map_or(String::new(), |b| format!(" under backend {b}"));
     AfError::new(
         ErrorCode::ProfileNotFound,
-        format!("no persistent profile named {name:?}{where_}"),
+        format!("no persistent profile named {:?}{where_}", name.as_str()),
     )
     .with_hint("run `afhttp profile list` to see the profiles")
 }

@@ -250,6 +250,60 @@ impl Run {
             "{}",
             self.context
         );
+        for field in ["message", "hint"] {
+            if let Some(text) = self.event["error"][field].as_str() {
+                assert!(
+                    rust_debug_form(text).is_none(),
+                    "the {field} shows a Rust Debug form {:?}\n{}",
+                    rust_debug_form(text),
+                    self.context
+                );
+            }
+        }
         &self.event["error"]
+    }
+}
+
+/// The first `Name("…")`, `Name(123)` or `Name { …` in `text`: a Rust `Debug` form of a
+/// domain type, which a user-facing message must not show.
+pub fn rust_debug_form(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let mut start = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match start {
+            None if b.is_ascii_uppercase()
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')) =>
+            {
+                start = Some(i)
+            }
+            Some(_) if b.is_ascii_alphanumeric() || b == b'_' => {}
+            Some(s) => {
+                let rest = &text[i..];
+                if rest.starts_with("(\"") || rest.starts_with(" { ") || rest.starts_with("(Some(")
+                {
+                    return Some(&text[s..i]);
+                }
+                start = (b.is_ascii_uppercase()).then_some(i);
+            }
+            None => {}
+        }
+    }
+    None
+}
+
+#[test]
+fn debug_forms_are_recognised() {
+    assert_eq!(
+        rust_debug_form("no profile named ProfileName(\"nope\")"),
+        Some("ProfileName")
+    );
+    assert!(rust_debug_form("Options { a: 1 }").is_some());
+    for fine in [
+        "no persistent profile named \"nope\"",
+        "HTTP(S) proxy refused",
+        "--render must be none, auto or always, not \"x\"",
+        "SameSite None (\"x\")",
+    ] {
+        assert_eq!(rust_debug_form(fine), None, "{fine}");
     }
 }

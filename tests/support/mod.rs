@@ -21,7 +21,7 @@ pub mod tls;
 pub use cmd::{Cmd, Fixture, Run, Running};
 pub use deadline::wait_for;
 pub use host::{health, port_of, HostProc};
-pub use procs::{alive, descendants, processes_mentioning, sigkill};
+pub use procs::{alive, browser_pid, descendants, processes_mentioning, sigkill};
 pub use proxy::HttpProxy;
 pub use server::{FixtureServer, RecordedRequest};
 pub use socks::Socks5Proxy;

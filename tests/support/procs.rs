@@ -30,6 +30,15 @@ pub fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
+/// The browser's main process among `root`'s descendants (no `--type=`: not a renderer).
+pub fn browser_pid(root: u32) -> Option<u32> {
+    descendants(root).into_iter().find(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        cmdline.contains("--user-data-dir") && !cmdline.contains("--type=")
+    })
+}
+
 /// Whether `pid` runs (not a zombie).
 pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
