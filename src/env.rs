@@ -8,6 +8,9 @@ pub const ENDPOINT_URL: &str = "AFHTTP_ENDPOINT_URL";
 pub const TOKEN_SECRET: &str = "AFHTTP_TOKEN_SECRET";
 /// File holding the bearer token (read by drivers; created with mode 0600 by the host).
 pub const TOKEN_SECRET_FILE: &str = "AFHTTP_TOKEN_SECRET_FILE";
+/// A fleet of hosts for driver commands (`--fleet`): members as `NAME=URL`, comma-separated,
+/// or `@FILE`.
+pub const FLEET: &str = "AFHTTP_FLEET";
 /// Cookie jar file for `fetch` when `--cookie-jar` is omitted.
 pub const COOKIE_JAR: &str = "AFHTTP_COOKIE_JAR";
 /// Browser executable for inline hosts when `--browser-bin` is omitted.

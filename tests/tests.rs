@@ -18,6 +18,7 @@ mod fetch_decision;
 mod fetch_http;
 mod fetch_transport;
 mod fixture_server;
+mod fleet;
 mod fuzz_props;
 mod fuzz_replay;
 mod host_browser;

@@ -27,6 +27,15 @@ pub struct DriverArgs {
     /// Bound for the call, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub timeout_ms: u64,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetOpt,
+    /// With --fleet: the member to talk to, by name.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// With --fleet: talk to the member that holds this persistent profile (routing only; the
+    /// member's browser is not switched).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 impl DriverArgs {
@@ -46,8 +55,28 @@ impl DriverArgs {
             self.token_secret.as_deref(),
             self.token_secret_file.as_deref(),
         )?;
+        if self.endpoint_url.is_none()
+            && self.fleet.fleet.is_none()
+            && (self.member.is_some() || self.profile.is_some())
+        {
+            return Err(AfError::invalid(
+                "--member and --profile pick a member of a --fleet; no fleet was given",
+            ));
+        }
         let (raw, trace) = match self.endpoint_url.as_deref() {
             Some(raw) => (raw.to_string(), None),
+            None if self.fleet.fleet.is_some() => {
+                let connect = self.fleet.connect_timeout()?;
+                let fleet = self.fleet.parsed()?.ok_or_else(no_endpoint)?;
+                let (member, decision) = super::block_on(crate::sdk::fleet::route::for_command(
+                    &fleet,
+                    self.member.as_deref(),
+                    self.profile.as_deref(),
+                    token.as_deref(),
+                    connect,
+                ))??;
+                (member.url, Some(serde_json::json!({ "fleet": decision })))
+            }
             None => {
                 let found = discover(token.is_none())?;
                 if token.is_none() {

@@ -28,6 +28,8 @@ pub struct FetchArgs {
     /// Browser host to drive (ws://, wss://, http://, https:// or unix:/path).
     #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]
     pub endpoint_url: Option<String>,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetOpt,
     /// Bearer token for the host.
     #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
     pub token_secret: Option<String>,
@@ -135,15 +137,39 @@ pub struct FetchArgs {
 
 /// Run `afhttp fetch`.
 pub fn run(args: FetchArgs) -> Event {
+    // A fleet routes the fetch; --endpoint-url (more specific) wins over it.
+    let fleet = match args
+        .endpoint_url
+        .is_none()
+        .then(|| fleet_of(&args))
+        .transpose()
+    {
+        Ok(f) => f.flatten(),
+        Err(e) => return Event::error(&e, None),
+    };
     let request = match resolve(args) {
         Ok(r) => r,
         Err(e) => return Event::error(&e, None),
     };
-    match super::block_on(sdk_fetch::fetch(request)) {
+    let run = async {
+        match &fleet {
+            Some((fleet, connect)) => {
+                crate::sdk::fleet::route::fetch(fleet, request, *connect).await
+            }
+            None => sdk_fetch::fetch(request).await,
+        }
+    };
+    match super::block_on(run) {
         Ok(Ok(outcome)) => Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json())),
         Ok(Err(failure)) => Event::error(&failure.error, Some(failure.trace.to_json())),
         Err(e) => Event::error(&e, None),
     }
+}
+
+/// The fleet and its connect bound, when `--fleet` is given.
+fn fleet_of(args: &FetchArgs) -> Result<Option<(crate::sdk::fleet::Fleet, Duration)>, AfError> {
+    let connect = args.fleet.connect_timeout()?;
+    Ok(args.fleet.parsed()?.map(|f| (f, connect)))
 }
 
 /// Largest accepted `--timeout-ms` (24 hours).
@@ -172,7 +198,10 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     }
     let endpoint_url = match args.endpoint_url.clone() {
         Some(u) => Some(u),
-        None if (args.profile.is_some() || args.takeover) && render != RenderMode::None => {
+        None if (args.profile.is_some() || args.takeover)
+            && render != RenderMode::None
+            && args.fleet.fleet.is_none() =>
+        {
             if let Some(p) = &args.profile {
                 crate::profile::ProfileName::parse(p)?;
             }

@@ -5,6 +5,7 @@ pub mod cdp;
 pub mod container;
 pub mod driver;
 pub mod fetch;
+pub mod fleet;
 pub mod health;
 pub mod help_doc;
 pub mod host;
@@ -59,6 +60,8 @@ pub enum Commands {
     Skill(skill::SkillArgs),
     /// Build, install, inspect, log or remove the managed local host container.
     Container(container::ContainerArgs),
+    /// A fleet of hosts (Swarm, Kubernetes): every member's health, load and profiles.
+    Fleet(fleet::FleetArgs),
 }
 
 /// Run the command line and return the process exit code.
@@ -111,6 +114,7 @@ fn dispatch(command: Commands) -> Event {
         Commands::Profile(args) => profile::run(args),
         Commands::Skill(args) => skill::run(args),
         Commands::Container(args) => container::run(args).0,
+        Commands::Fleet(args) => fleet::run(args),
     }
 }
 

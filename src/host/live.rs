@@ -52,6 +52,28 @@ pub(crate) struct LiveView {
     pub downloads: DownloadKeeper,
 }
 
+impl LiveView {
+    /// The persistent profiles on this host's disk for its backend, and the one its browser
+    /// runs on now: what a fleet driver routes `--profile` fetches by (behind the token).
+    fn profiles(&self) -> Value {
+        let active = self
+            .profile
+            .read()
+            .ok()
+            .filter(|p| p.get("kind").and_then(Value::as_str) == Some("persistent"))
+            .and_then(|p| p.get("name").and_then(Value::as_str).map(String::from));
+        let names: Vec<String> = crate::profile::profiles_root()
+            .and_then(|root| crate::profile::list_profiles(&root, Some(self.backend)))
+            .map(|dirs| {
+                dirs.into_iter()
+                    .map(|d| d.name.as_str().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        json!({"active": active, "persistent": names})
+    }
+}
+
 impl HostView for LiveView {
     fn upstream(&self) -> Option<Upstream> {
         self.upstream.read().ok().and_then(|u| u.clone())
@@ -94,6 +116,7 @@ impl HostView for LiveView {
             "enabled": self.recent.is_some(),
             "cap": self.recent.as_ref().map_or(0, |r| r.cap()),
         });
+        doc["profiles"] = self.profiles();
         doc
     }
 

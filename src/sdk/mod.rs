@@ -12,6 +12,7 @@ pub mod content_type;
 pub mod cookies;
 pub mod endpoint;
 pub mod fetch;
+pub mod fleet;
 pub mod host_http;
 pub mod html;
 pub mod http;

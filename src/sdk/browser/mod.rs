@@ -57,14 +57,17 @@ pub async fn browser_fetch(
         req.browser.tab.as_deref(),
         temporary,
         req.browser.browser_discarded_after,
+        req.browser.isolated_context && !req.browser.takeover,
         remaining(deadline),
     )
     .await?;
     trace.timing("tab_open", ms_since(t0));
-    trace.set(
-        "tab",
-        json!({"target_id": tab.target_id, "created": tab.created}),
-    );
+    let mut tab_trace = json!({"target_id": tab.target_id, "created": tab.created});
+    if let Some(id) = &tab.context_id {
+        // Disposed by the caller once it has read the context's cookies.
+        tab_trace["browser_context_id"] = json!(id);
+    }
+    trace.set("tab", tab_trace);
     let events = conn.subscribe(Some(&tab.session_id));
     let state: Shared = Arc::new(Mutex::new(PageState {
         load_at: None,

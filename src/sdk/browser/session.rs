@@ -20,6 +20,8 @@ pub struct Tab {
     pub session_id: String,
     /// Whether this fetch created the tab (and so closes it).
     pub created: bool,
+    /// The isolated browser context this fetch created for the tab (disposed with it).
+    pub context_id: Option<String>,
 }
 
 /// What the event collector has seen on the tab's session.
@@ -54,29 +56,58 @@ pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
 /// With `reuse_blank` (a browser thrown away after this fetch), a new tab is the browser's
 /// own untouched `about:blank` page when it has one: its renderer was started with the
 /// browser, while a created tab waits for a fresh renderer on a still-busy browser.
+///
+/// With `isolated`, a new tab opens in a fresh browser context (`Target.createBrowserContext`,
+/// disposed when the fetch ends or its connection drops): it shares no cookie, storage or
+/// cache with the profile the browser runs on, and writes none into it.
 pub async fn open(
     conn: &CdpConnection,
     tab: Option<&str>,
     temporary: bool,
     reuse_blank: bool,
+    isolated: bool,
     timeout: Duration,
 ) -> Result<Tab, AfError> {
     let blank = match tab {
-        None if reuse_blank => startup_blank_page(conn, timeout).await,
+        None if reuse_blank && !isolated => startup_blank_page(conn, timeout).await,
         _ => None,
     };
+    let mut context_id = None;
     let (target_id, created) = match (tab, blank) {
         (_, Some(id)) => (id, true),
         (None | Some("new"), None) => {
             let mut params = json!({"url": "about:blank"});
+            if isolated {
+                let r = conn
+                    .send(
+                        None,
+                        "Target.createBrowserContext",
+                        json!({"disposeOnDetach": true}),
+                        timeout,
+                    )
+                    .await?;
+                let id = r["browserContextId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                params["browserContextId"] = json!(id);
+                context_id = Some(id);
+            }
             if temporary {
                 // The host closes it if this driver dies before closing it (and strips the
                 // marker before the browser sees it).
                 params["afhttpTemporary"] = json!(true);
             }
-            let r = conn
+            let r = match conn
                 .send(None, "Target.createTarget", params, timeout)
-                .await?;
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    dispose_context(conn, context_id.as_deref()).await;
+                    return Err(e);
+                }
+            };
             let id = r["targetId"].as_str().unwrap_or_default().to_string();
             (id, true)
         }
@@ -96,6 +127,7 @@ pub async fn open(
             if created {
                 close_target(conn, &target_id, timeout).await;
             }
+            dispose_context(conn, context_id.as_deref()).await;
             let e = if created {
                 e
             } else {
@@ -108,7 +140,23 @@ pub async fn open(
         target_id,
         session_id,
         created,
+        context_id,
     })
+}
+
+/// Dispose of an isolated browser context (its tabs, cookies and storage go with it). The
+/// fetch that opened it does so once it has read the context's cookies.
+pub async fn dispose_context(conn: &CdpConnection, context_id: Option<&str>) {
+    if let Some(id) = context_id {
+        let _ = conn
+            .send(
+                None,
+                "Target.disposeBrowserContext",
+                json!({"browserContextId": id}),
+                Duration::from_secs(5),
+            )
+            .await;
+    }
 }
 
 /// The browser's start-up page: the only page target, still on `about:blank` and attached to

@@ -177,8 +177,41 @@ pub async fn attempt(
     if !skipped.is_empty() {
         with_jar.want = Some(kept);
     }
-    let mut outcome =
-        crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await?;
+    let fetched =
+        crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await;
+    // An isolated context (a fleet's ephemeral fetch) lives until its cookies are read.
+    let context = trace
+        .get("tab")
+        .and_then(|t| t.get("browser_context_id"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    let result = finish_attempt(
+        slot,
+        req,
+        &conn,
+        fetched,
+        skipped,
+        context.as_deref(),
+        out,
+        trace,
+    )
+    .await;
+    crate::sdk::browser::session::dispose_context(&conn, context.as_deref()).await;
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn finish_attempt(
+    slot: &BrowserSlot,
+    req: &FetchRequest,
+    conn: &CdpConnection,
+    fetched: Result<FetchOutcome, AfError>,
+    skipped: Vec<Artifact>,
+    context: Option<&str>,
+    out: &mut OutDir,
+    trace: &mut Trace,
+) -> Result<(FetchOutcome, Vec<Cookie>), AfError> {
+    let mut outcome = fetched?;
     for a in skipped {
         outcome.warnings.push(Warning::artifact(
             a.as_str(),
@@ -210,7 +243,7 @@ pub async fn attempt(
         hand_over_if_needed(slot, req, &mut outcome, trace).await?;
     }
     let cookies = if req.cookie_jar.is_some() {
-        read_browser_cookies(&conn, &outcome.final_url, req.timeout)
+        read_browser_cookies(conn, context, &outcome.final_url, req.timeout)
             .await
             .unwrap_or_default()
     } else {
@@ -247,13 +280,18 @@ async fn hand_over_if_needed(
 /// Cookies the browser holds that apply to `final_url`'s host (for the jar merge-back).
 async fn read_browser_cookies(
     conn: &CdpConnection,
+    context: Option<&str>,
     final_url: &str,
     timeout: std::time::Duration,
 ) -> Result<Vec<Cookie>, AfError> {
     let url = url::Url::parse(final_url).map_err(|e| AfError::invalid(e.to_string()))?;
     let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+    let params = match context {
+        Some(id) => json!({"browserContextId": id}),
+        None => json!({}),
+    };
     let v = conn
-        .send(None, "Storage.getCookies", json!({}), timeout)
+        .send(None, "Storage.getCookies", params, timeout)
         .await?;
     let now = crate::sdk::cookies::now_unix();
     Ok(v.get("cookies")

@@ -68,6 +68,9 @@ pub struct BrowserOptions {
     /// The browser is thrown away right after this fetch (an inline host), so the tab is
     /// left open rather than closed and waited for.
     pub browser_discarded_after: bool,
+    /// A new tab opens in its own browser context, apart from the host's active profile (a
+    /// fleet's ephemeral fetch); ignored with `--tab ID` and `--takeover`.
+    pub isolated_context: bool,
 }
 
 impl Default for BrowserOptions {
@@ -87,6 +90,7 @@ impl Default for BrowserOptions {
             readiness_min_text_bytes: 1,
             capture_ws: false,
             browser_discarded_after: false,
+            isolated_context: false,
             capture_sse: false,
         }
     }
