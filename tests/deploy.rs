@@ -344,3 +344,90 @@ fn k8s_manifests_match_the_image_and_the_env_registry() {
         }
     }
 }
+
+/// `deploy/swarm/stack.sh N` as JSON.
+fn swarm_stack(n: usize) -> Value {
+    let out = output_within(
+        Command::new("sh")
+            .arg(repo().join("deploy/swarm/stack.sh"))
+            .args([n.to_string(), "19222".to_string()]),
+        BOUND,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs = documents(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(docs.len(), 1);
+    docs[0].clone()
+}
+
+#[test]
+fn swarm_stack_matches_the_image_and_the_env_registry() {
+    let img = image();
+    let registry = env_registry();
+    let version = env!("CARGO_PKG_VERSION");
+    let stack = swarm_stack(4);
+    let services = stack["services"].as_object().unwrap();
+    assert_eq!(services.len(), 4);
+    for (i, (name, svc)) in services.iter().enumerate() {
+        // One service per replica: stable name, hostname, port and volume.
+        assert_eq!(name, &format!("afhttp-{}", i + 1));
+        assert_eq!(svc["hostname"], name.as_str());
+        assert_eq!(svc["deploy"]["replicas"], 1);
+        assert_eq!(svc["image"], format!("afhttp-host:{version}"));
+        let port = &svc["ports"][0];
+        assert_eq!(port["target"], img.port);
+        assert_eq!(port["published"], 19222 + i as u64);
+        assert_eq!(port["mode"], "host");
+        for env in svc["environment"].as_object().unwrap().keys() {
+            assert!(registry.contains(env), "{name}: {env} is not in src/env.rs");
+        }
+        let token_file = svc["environment"]["AFHTTP_TOKEN_SECRET_FILE"]
+            .as_str()
+            .unwrap();
+        let secret = &svc["secrets"][0];
+        assert_eq!(
+            token_file,
+            format!("/run/secrets/{}", secret["target"].as_str().unwrap())
+        );
+        assert_eq!(secret["uid"], img.uid.to_string());
+        let volumes = svc["volumes"].as_array().unwrap();
+        assert!(volumes.contains(&Value::String(format!(
+            "afhttp-data-{}:{}",
+            i + 1,
+            img.volume
+        ))));
+        let tmpfs: Vec<&str> = volumes
+            .iter()
+            .filter(|v| v["type"] == "tmpfs")
+            .map(|v| v["target"].as_str().unwrap())
+            .collect();
+        assert_eq!(tmpfs, ["/tmp", "/dev/shm"], "{name}");
+        assert_eq!(svc["read_only"], true);
+        assert_eq!(svc["cap_drop"], serde_json::json!(["ALL"]));
+        assert_eq!(svc["stop_grace_period"], "30s");
+        let check: Vec<&str> = svc["healthcheck"]["test"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(check.contains(&"--ready"), "{check:?}");
+        assert!(
+            check.contains(&format!("ws://127.0.0.1:{}", img.port).as_str()),
+            "{check:?}"
+        );
+        for key in [
+            "restart_policy",
+            "update_config",
+            "rollback_config",
+            "resources",
+        ] {
+            assert!(svc["deploy"].get(key).is_some(), "{name}: deploy.{key}");
+        }
+    }
+    assert_eq!(stack["volumes"].as_object().unwrap().len(), 4);
+    assert!(stack["secrets"]["afhttp_token"].is_object());
+}
