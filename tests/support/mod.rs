@@ -10,6 +10,7 @@ pub mod host;
 pub mod procs;
 pub mod proxy;
 pub mod routes;
+pub mod routes_content;
 pub mod routes_network;
 pub mod routes_observation;
 pub mod routes_takeover;

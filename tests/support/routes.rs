@@ -95,6 +95,7 @@ pub fn router() -> Router {
             "/browser/stuck-storage",
             get(|| async { html(BROWSER_STUCK_STORAGE) }),
         )
+        .merge(super::routes_content::router())
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
         .merge(super::routes_transfer::router())

@@ -3,8 +3,9 @@
 /// Installs `window.__afhttpReady` (a DOM mutation counter with a `probe()`); idempotent.
 pub const READINESS_JS: &str = include_str!("../../../assets/js/readiness.js");
 
-/// Evaluates to `{markdown, json}`: the composed content view and its structured form.
-pub const CONTENT_JS: &str = include_str!("../../../assets/js/content.js");
+/// Evaluates to `{html, url, truncated}`: the rendered DOM as one HTML document, open shadow
+/// roots and same-origin frames flattened in, for the Rust content projection.
+pub const FLATTEN_JS: &str = include_str!("../../../assets/js/flatten.js");
 
 /// Evaluates (with `awaitPromise`) to the storage snapshot.
 pub const STORAGE_JS: &str = include_str!("../../../assets/js/storage.js");

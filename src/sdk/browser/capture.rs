@@ -7,6 +7,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::assets;
+use super::content;
 use super::eval::evaluate;
 use super::network;
 use super::session::{lock, Shared};
@@ -47,7 +48,7 @@ pub fn pretty(v: &Value) -> Vec<u8> {
 /// Longest any one capture call may take.
 const MAX_CALL: Duration = Duration::from_secs(30);
 
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     conn: &'a CdpConnection,
     session: &'a str,
     /// Every capture call ends by then; a call still unanswered is an
@@ -63,7 +64,7 @@ impl Ctx<'_> {
             .clamp(Duration::from_millis(100), MAX_CALL)
     }
 
-    async fn eval(&self, expr: &str, await_promise: bool) -> Result<Value, AfError> {
+    pub(super) async fn eval(&self, expr: &str, await_promise: bool) -> Result<Value, AfError> {
         match evaluate(self.conn, self.session, expr, await_promise, self.t()).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(exception)) => Err(AfError::new(
@@ -178,7 +179,9 @@ pub async fn capture_all(
                     Err(e) => Ok(Some(failed_by(a, &e))),
                 }
             }
-            Artifact::Content | Artifact::ContentJson => content(&cx, out, &mut c, a, want).await,
+            Artifact::Content | Artifact::ContentJson => {
+                content::capture(&cx, out, &mut c, a, want).await
+            }
             Artifact::Screenshot => {
                 let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
                 screenshot(&cx, metrics, out, &mut c).await
@@ -249,7 +252,7 @@ fn text_size_warning(text: &str) -> Option<Warning> {
 }
 
 /// Write one artifact file and record it; `Ok(None)` on success.
-fn write(
+pub(super) fn write(
     out: &mut OutDir,
     c: &mut Captured,
     a: Artifact,
@@ -365,61 +368,6 @@ async fn network(
         &Artifact::Network.file_name(),
         &pretty(&doc),
     )
-}
-
-async fn content(
-    cx: &Ctx<'_>,
-    out: &mut OutDir,
-    c: &mut Captured,
-    a: Artifact,
-    want: &[Artifact],
-) -> Result<Option<Warning>, AfError> {
-    // content.js yields both; run it once, on the first of the two in `want`.
-    let first = want
-        .iter()
-        .find(|x| matches!(x, Artifact::Content | Artifact::ContentJson));
-    if first != Some(&a) {
-        return Ok(None);
-    }
-    let v = match cx.eval(assets::CONTENT_JS, false).await {
-        Ok(v) => v,
-        Err(e) => {
-            for x in want
-                .iter()
-                .filter(|x| matches!(x, Artifact::Content | Artifact::ContentJson))
-            {
-                c.warnings.push(failed_by(*x, &e));
-            }
-            return Ok(None);
-        }
-    };
-    let md = v["markdown"].as_str().unwrap_or_default();
-    if want.contains(&Artifact::Content) {
-        write(
-            out,
-            c,
-            Artifact::Content,
-            &Artifact::Content.file_name(),
-            md.as_bytes(),
-        )?;
-        if md.trim().is_empty() {
-            c.warnings.push(Warning::artifact(
-                "content",
-                ErrorCode::ArtifactEmpty,
-                "the composed view is empty",
-            ));
-        }
-    }
-    if want.contains(&Artifact::ContentJson) {
-        write(
-            out,
-            c,
-            Artifact::ContentJson,
-            &Artifact::ContentJson.file_name(),
-            &pretty(&v["json"]),
-        )?;
-    }
-    Ok(None)
 }
 
 async fn screenshot(

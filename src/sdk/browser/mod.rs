@@ -8,6 +8,7 @@
 
 pub mod assets;
 pub mod capture;
+mod content;
 pub mod download;
 pub mod eval;
 pub mod navigate;

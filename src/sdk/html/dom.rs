@@ -158,6 +158,8 @@ pub(crate) fn is_block(name: &str) -> bool {
             | "caption"
             | "ul"
             | "iframe"
+            // A same-origin frame's document, inlined by the browser path.
+            | "afhttp-frame"
     )
 }
 

@@ -1,6 +1,8 @@
-//! Mechanical HTML projection for HTTP responses: visible text, `content.md` and
-//! `content.json`, with no readability heuristics (spec §2: a projection, not an
-//! extraction). Also the cheap facts the `--render auto` decision needs ([`ShellFacts`]).
+//! Mechanical HTML projection: visible text, `content.md` and `content.json`, with no
+//! readability heuristics. The one projection for both paths: an HTTP body, or the rendered
+//! DOM the browser path flattens (`assets/js/flatten.js`: open shadow roots as declarative
+//! roots, same-origin iframe documents inlined in `<afhttp-frame>`). Spec §2: a projection,
+//! not an extraction. Also the cheap facts the `--render auto` decision needs ([`ShellFacts`]).
 //!
 //! Parse once with [`ParsedHtml::parse`] when both the projection and the shell facts are
 //! needed; the visible text is computed once and shared.
@@ -9,6 +11,7 @@ mod content;
 mod content_json;
 mod dom;
 mod forms;
+mod shadow;
 mod shell;
 mod table;
 mod text;
@@ -54,8 +57,10 @@ impl std::fmt::Debug for ParsedHtml {
 impl ParsedHtml {
     /// Parse `html` (already decoded to a string). Never fails: HTML parsing recovers.
     pub fn parse(html: &str) -> Self {
+        let mut doc = Html::parse_document(html);
+        shadow::compose(&mut doc);
         ParsedHtml {
-            doc: Html::parse_document(html),
+            doc,
             text: OnceCell::new(),
         }
     }

@@ -87,6 +87,36 @@ fn content_md_is_a_mechanical_markdown_projection() {
 }
 
 #[test]
+fn a_form_button_is_not_repeated_after_the_form_summary() {
+    let p = project(
+        "<form action=/s method=post><input name=q><button type=submit>Search now</button>\
+         <button type=button><img alt=Go src=/go.png> Go <a href=/help>help</a></button></form>\
+         <button>Outside</button>",
+        &url("https://x.test/"),
+    );
+    let md = &p.content_md;
+    assert_eq!(md.matches("Search now").count(), 1, "{md}");
+    assert!(md.contains("button \"Search now\""), "{md}");
+    assert!(!md.contains("![Go]") && !md.contains("[help]"), "{md}");
+    // A button outside any form keeps its text (nothing else shows it).
+    assert!(md.contains("Outside"), "{md}");
+    assert_eq!(p.content_json["links"][0]["href"], "https://x.test/help");
+}
+
+#[test]
+fn an_inlined_frame_document_is_a_block_after_its_iframe() {
+    let p = project(
+        "<p>before</p><iframe src=/f title=Inner></iframe>\
+         <afhttp-frame url=\"https://x.test/f\"><p>inside-frame text</p></afhttp-frame><p>after</p>",
+        &url("https://x.test/"),
+    );
+    assert_eq!(
+        p.content_md,
+        "before\n\n[iframe \"Inner\" https://x.test/f]\n\ninside-frame text\n\nafter\n"
+    );
+}
+
+#[test]
 fn content_json_has_the_structured_lists() {
     let p = article();
     let j = &p.content_json;

@@ -17,6 +17,12 @@ impl Composer<'_> {
         let Some(href) = href else {
             return;
         };
+        if self.muted > 0 {
+            let text = attr_text(el, "aria-label").unwrap_or(captured);
+            self.items
+                .link(text, href.to_string(), el.value().attr("rel"));
+            return;
+        }
         let shown = display_url(&href);
         let inner_empty = self
             .line

@@ -56,7 +56,10 @@ enum Kind {
         saved: String,
     },
     Form,
-    Button,
+    /// `muted`: a button inside a form, whose caption the form summary already shows.
+    Button {
+        muted: bool,
+    },
 }
 
 struct Frame {
@@ -87,6 +90,8 @@ struct Composer<'c> {
     pre: Option<Pre>,
     tables: Vec<TableState>,
     form_depth: usize,
+    /// While > 0, text is captured but not written (see `Kind::Button`).
+    muted: usize,
     items: Collected,
     /// Line length right after the last `[`: no space goes directly after it.
     link_open_at: Option<usize>,
@@ -109,6 +114,7 @@ pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Co
         pre: None,
         tables: Vec::new(),
         form_depth: 0,
+        muted: 0,
         items: Collected::default(),
         link_open_at: None,
     };
@@ -298,7 +304,11 @@ impl Composer<'_> {
                 f.block = true;
             }
             "button" => {
-                f.kind = Kind::Button;
+                let muted = self.form_depth > 0;
+                if muted {
+                    self.muted += 1;
+                }
+                f.kind = Kind::Button { muted };
                 f.capture = true;
             }
             "input" if self.form_depth == 0 => {
@@ -401,8 +411,10 @@ impl Composer<'_> {
                 }
             }
             Kind::Form => self.form_depth = self.form_depth.saturating_sub(1),
-            Kind::Button => {
-                if self.form_depth == 0 {
+            Kind::Button { muted } => {
+                if muted {
+                    self.muted = self.muted.saturating_sub(1);
+                } else {
                     let text = if captured.is_empty() {
                         label_attr(el).unwrap_or_default()
                     } else {

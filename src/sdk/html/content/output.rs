@@ -93,6 +93,9 @@ impl Composer<'_> {
 
     /// Inline markup that opens something (`[`, `![..](..)`): a pending space goes before it.
     pub(super) fn open_marker(&mut self, s: &str) {
+        if self.muted > 0 {
+            return;
+        }
         self.push_space_if_pending();
         self.line.push_str(s);
     }
@@ -104,6 +107,9 @@ impl Composer<'_> {
         }
         for c in &mut self.captures {
             c.push(s);
+        }
+        if self.muted > 0 {
+            return;
         }
         for ch in s.chars() {
             if ch.is_whitespace() {
