@@ -208,6 +208,7 @@ impl CrashPlan {
         req.browser.tab = Some(target.clone());
         let c = conn.clone();
         tokio::spawn(async move {
+            // The fault's timing (a crash some time into the fetch) is the test's input.
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let _ = c.send(Some(&session), "Page.crash", json!({}), t).await;
         });

@@ -1,6 +1,7 @@
 //! `afhttp container` against a real Docker engine: build, install, discovery, restart and
 //! reinstall with a persistent profile, status, logs, uninstall --purge.
 
+use crate::support::deadline::CommandDeadline;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -472,7 +473,7 @@ fn takeover_through_discovery(fx: &Fixture, engine: &Engine, server: &FixtureSer
         .current_dir(dir)
         .args(["takeover.mjs", url, &format!("{r},{g},{b}"), GATE_PHRASE])
         .arg(&shot)
-        .output()
+        .output_within(Duration::from_secs(300))
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: serde_json::Value = serde_json::from_str(stdout.trim())
@@ -507,7 +508,7 @@ fn compose_up_on_the_built_image(fx: &Fixture, engine: &Engine) {
             .env("AFHTTP_PORT", port.to_string())
             .env("AFHTTP_TOKEN_SECRET", token)
             .args(args)
-            .output()
+            .output_within(Duration::from_secs(300))
             .expect("docker-compose is not installed (scripts/test.sh installs it)");
         assert!(
             out.status.success(),

@@ -2,6 +2,7 @@
 //! or the host, SIGTERM under load, a full file system, two hosts racing for one profile)
 //! against the built binary and real Chromium. See docs/faults.md.
 
+use crate::support::deadline::CommandDeadline;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -10,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::{
-    alive, browser_pid, descendants, port_of, processes_mentioning, sigkill, wait_for, Fixture,
-    FixtureServer, HostProc,
+    alive, browser_pid, descendants, port_of, processes_mentioning, sigkill, wait_for, wait_until,
+    Fixture, FixtureServer, HostProc,
 };
 
 /// `/health` of a tokenless loopback host.
@@ -297,7 +298,7 @@ fn sigterm_during_concurrent_fetches_exits_cleanly() {
         let left = files_under(out);
         assert!(left.is_empty(), "a failed fetch left files: {left:?}");
     }
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until(Duration::from_secs(5), || tree.iter().all(|p| !alive(*p)));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
     let status = fx.cmd().args(["profile", "lock-status", "busy"]).run();
@@ -327,7 +328,7 @@ fn out_on_a_full_filesystem_is_io_error_and_leaves_nothing() {
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
         .arg(&mnt)
-        .status()
+        .status_within(Duration::from_secs(30))
         .unwrap();
     assert!(
         ok.success(),
@@ -371,6 +372,11 @@ fn out_on_a_full_filesystem_is_io_error_and_leaves_nothing() {
 /// Start `afhttp host --profile NAME` and read its first event.
 fn host_event(child: &mut Child) -> Value {
     use std::io::BufRead;
+    let _deadline = crate::support::deadline::Watchdog::new(
+        child.id(),
+        crate::support::host::READY_DEADLINE,
+        "afhttp host --profile race",
+    );
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.as_mut().unwrap())
         .read_line(&mut line)
@@ -402,7 +408,12 @@ fn profile_race_and_takeover_after_a_killed_host() {
             .contains(&winner.id().to_string()),
         "{refused}"
     );
-    assert_eq!(loser.wait().unwrap().code(), Some(1));
+    let lost = crate::support::deadline::wait_within(
+        &mut loser,
+        Duration::from_secs(30),
+        "the refused afhttp host",
+    );
+    assert_eq!(lost.code(), Some(1));
     // SIGKILL the winner alone. Its browser runs in its own process group, but dies with the
     // host (parent-death signal); the kernel drops the dead owner's flock.
     let browser = ready["result"]["browser_pid"].as_u64().unwrap() as u32;
@@ -448,9 +459,10 @@ fn profile_race_and_takeover_after_a_killed_host() {
         "measure: takeover of a profile with a stray browser: {} ms",
         t.elapsed().as_millis()
     );
-    let reaped = stray.try_wait().unwrap().or_else(|| {
-        std::thread::sleep(Duration::from_millis(200));
-        stray.try_wait().unwrap()
+    let mut reaped = None;
+    wait_until(Duration::from_secs(2), || {
+        reaped = stray.try_wait().unwrap();
+        reaped.is_some()
     });
     if reaped.is_none() {
         let _ = nix::sys::signal::killpg(

@@ -1,5 +1,6 @@
 //! The SDK-only build links none of the host, container or CLI dependencies.
 
+use crate::support::deadline::CommandDeadline;
 use std::process::Command;
 
 #[test]
@@ -18,7 +19,7 @@ fn sdk_only_build_links_no_heavy_dependencies() {
             "none",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
+        .output_within(std::time::Duration::from_secs(300))
         .unwrap();
     assert!(
         out.status.success(),

@@ -268,6 +268,7 @@ fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
         s
     });
     let status_path = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
     let mut peak_kib = 0i64;
     let status = loop {
         if let Ok(text) = std::fs::read_to_string(&status_path) {
@@ -282,6 +283,10 @@ fn run_measuring_rss(fx: &Fixture, args: &[&str]) -> (i32, i64, String) {
         }
         if let Some(status) = child.try_wait().unwrap() {
             break status;
+        }
+        if started.elapsed() > crate::support::deadline::RUN_DEADLINE {
+            let _ = child.kill();
+            panic!("afhttp {args:?} did not exit within its deadline; killed");
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };

@@ -3,6 +3,7 @@
 //! These call `afhttp::host::browser` directly; they prove the isolation invariant (spec §7)
 //! on the real process: its environment, its process group, its death on shutdown.
 
+use crate::support::deadline::CommandDeadline;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -82,7 +83,7 @@ pub(crate) fn lightpanda_binary() -> PathBuf {
             "-c",
             "import lightpanda,os;print(os.path.join(os.path.dirname(lightpanda.__file__),'lightpanda'))",
         ])
-        .output()
+        .output_within(Duration::from_secs(300))
         .expect("python3 must be installed");
     assert!(
         out.status.success(),
@@ -168,7 +169,7 @@ fn browser_environment_holds_no_proxy_or_afhttp_variables() {
         .env("ALL_PROXY", "socks5://127.0.0.1:9")
         .env("AFHTTP_TOKEN_SECRET", CANARY_SECRET)
         .env("XDG_RUNTIME_DIR", "/tmp")
-        .output()
+        .output_within(Duration::from_secs(300))
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -278,7 +279,10 @@ fn a_browser_that_never_answers_times_out_and_is_killed() {
         assert!(err.message.contains("waiting"), "{}", err.message);
     });
     // Neither the fake browser nor its helper survives.
-    std::thread::sleep(Duration::from_millis(300));
+    let marker = dir.path().display().to_string();
+    crate::support::wait_until(Duration::from_secs(5), || {
+        crate::support::processes_mentioning(&marker).is_empty()
+    });
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;

@@ -1,6 +1,7 @@
 //! `afhttp host` and the driver commands against it, through the built binary, with real
 //! Chromium (installed by the test command).
 
+use crate::support::deadline::CommandDeadline;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -102,7 +103,9 @@ fn host_serves_drivers_and_stops_cleanly() {
     let (code, took) = host.terminate();
     assert_eq!(code, 0);
     assert!(took < Duration::from_secs(10));
-    std::thread::sleep(Duration::from_millis(200));
+    crate::support::wait_until(Duration::from_secs(5), || {
+        processes_mentioning(&profile_path).is_empty()
+    });
     assert!(
         processes_mentioning(&profile_path).is_empty(),
         "browser processes survived"
@@ -347,7 +350,7 @@ fn playwright_connects_over_cdp_with_a_bearer_header() {
     let out = Command::new("node")
         .current_dir(dir)
         .args(["connect.mjs", &http, "pw-token", &srv.url("/static")])
-        .output()
+        .output_within(Duration::from_secs(180))
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -362,7 +365,7 @@ fn playwright_connects_over_cdp_with_a_bearer_header() {
     let out = Command::new("node")
         .current_dir(dir)
         .args(["connect.mjs", &http, "wrong", &srv.url("/static")])
-        .output()
+        .output_within(Duration::from_secs(180))
         .unwrap();
     assert!(!out.status.success());
     assert_eq!(host.terminate().0, 0);
@@ -498,6 +501,11 @@ fn host_logs_carry_the_fetch_request_id() {
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap());
     let mut child = cmd.spawn().unwrap();
+    let _deadline = crate::support::deadline::Watchdog::new(
+        child.id(),
+        Duration::from_secs(300),
+        "afhttp host (info logs)",
+    );
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

@@ -58,8 +58,12 @@ fn recent_requests_are_recorded_across_fetches_and_capped() {
     let token = ["--token-secret", "rr-token", "--render", "always"];
     fetch(&fx, &ep, &srv.url("/static"), &token).result();
     fetch(&fx, &ep, &srv.url("/spa"), &token).result();
-    // The recorder folds events as they arrive; give the last ones a moment.
-    std::thread::sleep(Duration::from_millis(300));
+    // The recorder folds events as they arrive: wait until the cap is reached.
+    crate::support::wait_until(Duration::from_secs(10), || {
+        get(&ep, "/recent-requests", Some("rr-token")).1["records"]
+            .as_array()
+            .is_some_and(|r| r.len() == 4)
+    });
     assert_eq!(get(&ep, "/recent-requests", None).0, 401);
     let (status, doc) = get(&ep, "/recent-requests", Some("rr-token"));
     assert_eq!(status, 200, "{doc}");
@@ -141,6 +145,7 @@ fn profile_switch_waits_for_attached_clients_then_closes_them_with_a_reason() {
     // A client that finishes its work 1.2 s later: the switch waits for it.
     let mut busy = attach(&ep);
     let finisher = std::thread::spawn(move || {
+        // The client's own work takes 1.2 s: the input of the test, not a synchronisation.
         std::thread::sleep(Duration::from_millis(1200));
         busy.close(None).unwrap();
         // Drain until the close handshake completes; a 1012 here would mean it was cut.
@@ -250,7 +255,22 @@ fn sdk_builders_fetch_and_call_cdp_on_one_connection() {
             .await
             .unwrap();
         let tab = made["targetId"].as_str().unwrap().to_string();
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The new tab commits its URL asynchronously: wait for it (bounded), then check.
+        let loaded = std::time::Instant::now();
+        while loaded.elapsed() < Duration::from_secs(10) {
+            let now = client
+                .cdp("Runtime.evaluate")
+                .tab(&tab)
+                .params(
+                    serde_json::json!({"expression": "location.pathname", "returnByValue": true}),
+                )
+                .send()
+                .await;
+            if now.is_ok_and(|v| v["result"]["value"] == "/headers/ua") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let title = client
             .cdp("Runtime.evaluate")
             .tab(&tab)

@@ -4,6 +4,7 @@
 //! Chromium sandboxes with namespaces). This kernel allows unprivileged user namespaces; the
 //! test checks that first and says so if a machine does not.
 
+use crate::support::deadline::CommandDeadline;
 use std::process::Command;
 
 use crate::support::descendants;
@@ -26,7 +27,7 @@ fn chromium_sandbox_is_on_for_an_unprivileged_native_host() {
     let userns = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .args(["unshare", "--user", "true"])
-        .status()
+        .status_within(std::time::Duration::from_secs(30))
         .unwrap();
     assert!(
         userns.success(),

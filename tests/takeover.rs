@@ -4,6 +4,7 @@
 //! listener's `/takeover/panel` proxy. Needs tigervnc-standalone-server, novnc, websockify,
 //! openbox and chromium (scripts/test.sh installs them); fails loudly without them.
 
+use crate::support::deadline::CommandDeadline;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,8 @@ use serde_json::{json, Value};
 use crate::support::host::http;
 use crate::support::routes_takeover::BLOCK_RGB;
 use crate::support::{
-    alive, browser_pid, descendants, port_of, wait_for, Fixture, FixtureServer, HostProc,
+    alive, browser_pid, descendants, port_of, wait_for, wait_until, Fixture, FixtureServer,
+    HostProc,
 };
 
 pub(crate) const TOKEN: &str = "takeover-long-token";
@@ -125,7 +127,7 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
             "hello takeover",
             shot.to_str().unwrap(),
         ])
-        .output()
+        .output_within(Duration::from_secs(180))
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: Value = serde_json::from_str(stdout.trim())
@@ -311,13 +313,17 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
         ])
         .args(auth)
         .spawn();
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for(
+        "the fetch on the slow page",
+        Duration::from_secs(30),
+        || srv.hits("/slow") >= 1,
+    );
     let (code, took) = host.terminate();
     assert_eq!(code, 0);
     assert!(took < Duration::from_secs(10), "{took:?}");
     let ended = in_flight.finish();
     assert_eq!(ended.event["kind"], "error", "{}", ended.context);
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until(Duration::from_secs(5), || tree.iter().all(|p| !alive(*p)));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left after SIGTERM: {left:?}");
 }
@@ -421,6 +427,11 @@ fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let _deadline = crate::support::deadline::Watchdog::new(
+        child.id(),
+        Duration::from_secs(300),
+        "unshare afhttp host",
+    );
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

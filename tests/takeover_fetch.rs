@@ -4,6 +4,7 @@
 //! while the agent keeps using CDP on the same tab (multi-attach); the printed
 //! `recommended_command`, run as printed, then returns the content with no `next_action`.
 
+use crate::support::deadline::CommandDeadline;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,7 +35,7 @@ pub(crate) fn run_printed(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> 
         .envs(env.iter().copied())
         .current_dir(fx.path())
         .stdin(Stdio::null())
-        .output()
+        .output_within(Duration::from_secs(300))
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -134,6 +135,11 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let _deadline = crate::support::deadline::Watchdog::new(
+        viewer.id(),
+        Duration::from_secs(300),
+        "node takeover.mjs",
+    );
     let mut lines = BufReader::new(viewer.stdout.take().unwrap()).lines();
     let phase = lines.next().unwrap().unwrap();
     assert!(

@@ -209,7 +209,13 @@ fn browser_flags_and_environment_never_come_from_a_remote_request() {
     assert_eq!(fetch.result()["status"], 200, "{}", fetch.context);
     let seen = srv.last_request("/echo").unwrap();
     assert!(!seen.header("user-agent").unwrap_or("").contains(canary));
-    std::thread::sleep(Duration::from_millis(500));
+    // The switch relaunches the browser: wait until it runs again.
+    crate::support::wait_until(Duration::from_secs(10), || {
+        descendants(host_pid).iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("chromium"))
+        })
+    });
     let kids = descendants(host_pid);
     assert!(!kids.is_empty());
     let mut browsers = 0;

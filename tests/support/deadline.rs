@@ -21,6 +21,21 @@ pub fn wait_for(what: &str, bound: Duration, mut f: impl FnMut() -> bool) -> Dur
     t.elapsed()
 }
 
+/// Poll `f` until it holds or `bound` passes; whether it held. For waits whose failure the
+/// caller reports with its own assertion (and context).
+pub fn wait_until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    loop {
+        if f() {
+            return true;
+        }
+        if t.elapsed() >= bound {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A pipe drained on a thread into a buffer that can be read at any time (also after a
 /// kill, when a grandchild may still hold the pipe open).
 pub struct Drain {
@@ -88,12 +103,8 @@ pub fn wait_within(child: &mut Child, bound: Duration, what: &str) -> ExitStatus
 /// [`Command::output`], but kill it and panic with its argv and output after `bound`.
 pub fn output_within(cmd: &mut Command, bound: Duration) -> Output {
     let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    collect_within(&mut child, bound, &what)
+    cmd.output_within(bound)
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"))
 }
 
 /// Wait for an already spawned `child` (stdout and stderr piped) within `bound` and collect
@@ -179,5 +190,29 @@ impl Watchdog {
 impl Drop for Watchdog {
     fn drop(&mut self) {
         self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `Command::output` and `Command::status` with a deadline: past it the child is killed and
+/// the test fails with its argv (and output). A child that cannot start is still an `Err`,
+/// for the caller's own message.
+pub trait CommandDeadline {
+    /// Like [`Command::output`], within `bound`.
+    fn output_within(&mut self, bound: Duration) -> std::io::Result<Output>;
+    /// Like [`Command::status`] (stdout and stderr inherited), within `bound`.
+    fn status_within(&mut self, bound: Duration) -> std::io::Result<ExitStatus>;
+}
+
+impl CommandDeadline for Command {
+    fn output_within(&mut self, bound: Duration) -> std::io::Result<Output> {
+        let what = format!("{self:?}");
+        let mut child = self.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        Ok(collect_within(&mut child, bound, &what))
+    }
+
+    fn status_within(&mut self, bound: Duration) -> std::io::Result<ExitStatus> {
+        let what = format!("{self:?}");
+        let mut child = self.spawn()?;
+        Ok(wait_within(&mut child, bound, &what))
     }
 }

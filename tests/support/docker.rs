@@ -6,6 +6,7 @@
 //! cache) survive between runs. There is no image registry here: the base image is made with
 //! `debootstrap` from the Debian mirror this machine's apt already uses, then imported.
 
+use super::deadline::CommandDeadline;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -129,7 +130,7 @@ impl Engine {
                 .args(["--numeric-owner", "-C"])
                 .arg(rootfs.path())
                 .args(["-c", "."])
-                .output()
+                .output_within(Duration::from_secs(1800))
                 .unwrap();
             assert!(tar.status.success(), "tar of the rootfs failed");
             let raw = format!("afhttp-test-base-raw:{key:016x}");
@@ -355,7 +356,7 @@ fn debootstrap(dir: &Path, (main, security): &(String, Option<String>)) {
         .args(["--variant=minbase", "bookworm"])
         .arg(dir)
         .arg(main)
-        .output()
+        .output_within(Duration::from_secs(1800))
         .unwrap();
     assert!(
         out.status.success(),

@@ -20,7 +20,7 @@ pub mod socks;
 pub mod tls;
 
 pub use cmd::{Cmd, Fixture, Run, Running};
-pub use deadline::wait_for;
+pub use deadline::{wait_for, wait_until};
 pub use host::{health, port_of, HostProc};
 pub use procs::{alive, browser_pid, descendants, processes_mentioning, sigkill};
 pub use proxy::HttpProxy;
