@@ -1,9 +1,7 @@
 //! The browser-backed fetch (`afhttp::sdk::browser::browser_fetch`) against a real headless
 //! Chromium and the fixture server.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,79 +17,27 @@ use serde_json::{json, Value};
 
 use crate::support::FixtureServer;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// A headless Chromium on an ephemeral port, killed on drop.
-struct Browser {
-    child: Child,
-    port: u16,
-    ws_path: String,
-    _profile: tempfile::TempDir,
-}
+/// A headless Chromium on an ephemeral port (no name resolution but loopback), killed on
+/// drop.
+struct Browser(crate::support::chromium::Headless);
 
 impl Browser {
     fn launch() -> Browser {
-        let profile = tempfile::tempdir().unwrap();
-        let mut child = Command::new(CHROMIUM)
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--remote-debugging-port=0",
-                "--remote-debugging-address=127.0.0.1",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-gpu",
-                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg("about:blank")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if !sent {
-                    if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                        let _ = tx.send(url.trim().to_string());
-                        sent = true;
-                    }
-                }
-            }
-        });
-        let url = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        let rest = url.strip_prefix("ws://127.0.0.1:").unwrap();
-        let (port, path) = rest.split_once('/').unwrap();
-        Browser {
-            child,
-            port: port.parse().unwrap(),
-            ws_path: format!("/{path}"),
-            _profile: profile,
-        }
+        Browser(crate::support::chromium::Headless::launch(&[
+            "--disable-gpu",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        ]))
     }
 
     async fn connect(&self) -> Arc<CdpConnection> {
         let ep = Endpoint::Tcp {
             tls: false,
             host: "127.0.0.1".into(),
-            port: self.port,
+            port: self.0.port,
         };
-        CdpConnection::connect(&ep, &self.ws_path, None, Duration::from_secs(10))
+        CdpConnection::connect(&ep, &self.0.ws_path, None, Duration::from_secs(10))
             .await
             .unwrap()
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -4,66 +4,21 @@ use super::*;
 
 /// A headless Chromium with DevTools on a random loopback port; killed on drop.
 struct Chromium {
-    child: Child,
     upstream: Upstream,
-    _dir: tempfile::TempDir,
-    _one: crate::support::chromium::ChromiumLock,
+    _browser: crate::support::chromium::Headless,
 }
 
 impl Chromium {
     fn launch() -> Chromium {
-        let one = crate::support::chromium::lock();
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new("/usr/bin/chromium")
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--remote-debugging-port=0",
-                "--remote-debugging-address=127.0.0.1",
-                &format!("--user-data-dir={}", dir.path().display()),
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "about:blank",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(url.trim().to_string());
-                    }
-                }
-            }
-        });
-        let ws = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        let authority = ws.strip_prefix("ws://").unwrap().split('/').next().unwrap();
+        let browser = crate::support::chromium::Headless::launch(&[]);
         let upstream = Upstream {
-            http_base: format!("http://{authority}"),
-            browser_ws_url: ws.clone(),
+            http_base: format!("http://127.0.0.1:{}", browser.port),
+            browser_ws_url: browser.ws_url.clone(),
         };
         Chromium {
-            child,
             upstream,
-            _dir: dir,
-            _one: one,
+            _browser: browser,
         }
-    }
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -1,7 +1,5 @@
 //! The host listener against a real headless Chromium and a fake host view.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -43,3 +43,82 @@ impl Drop for ChromiumLock {
         });
     }
 }
+
+/// A headless Chromium with DevTools on an ephemeral loopback port and its own profile,
+/// holding the Chromium lock; killed on drop.
+pub struct Headless {
+    child: std::process::Child,
+    /// `ws://127.0.0.1:PORT/devtools/browser/…`.
+    pub ws_url: String,
+    /// The DevTools port.
+    pub port: u16,
+    /// The path of `ws_url` (`/devtools/browser/…`).
+    pub ws_path: String,
+    _profile: tempfile::TempDir,
+    _one: ChromiumLock,
+}
+
+impl Headless {
+    /// Launch `/usr/bin/chromium` with `extra` flags; fails the test if DevTools does not
+    /// listen within 30 s.
+    pub fn launch(extra: &[&str]) -> Headless {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let one = lock();
+        let profile = tempfile::tempdir().unwrap();
+        let mut child = Command::new("/usr/bin/chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--remote-debugging-port=0",
+                "--remote-debugging-address=127.0.0.1",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .args(extra)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Keeps draining stderr after the DevTools line, so Chromium never blocks on it.
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(url.trim().to_string());
+                    }
+                }
+            }
+        });
+        let Ok(ws_url) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium {extra:?}: DevTools did not listen within 30 s");
+        };
+        let rest = ws_url.strip_prefix("ws://127.0.0.1:").unwrap();
+        let (port, path) = rest.split_once('/').unwrap();
+        Headless {
+            port: port.parse().unwrap(),
+            ws_path: format!("/{path}"),
+            ws_url: ws_url.clone(),
+            child,
+            _profile: profile,
+            _one: one,
+        }
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
