@@ -169,4 +169,20 @@ fn a_capture_that_times_out_is_artifact_capture_timeout() {
     assert!(r.get("storage_file").is_none(), "{r}");
     // The other artifact is unaffected.
     assert!(run.artifact_text("text_file").contains("never answers"));
+
+    // Inline too: starting the browser counts against --timeout-ms, and the capture still
+    // ends in time for a result.
+    let run = render(
+        &fx,
+        &srv.url("/browser/stuck-storage"),
+        &["--timeout-ms", "10000", "--want", "storage,text"],
+    );
+    let w = warnings(run.result());
+    assert!(
+        w.contains(&(
+            "storage".to_string(),
+            "artifact_capture_timeout".to_string()
+        )),
+        "{w:?}"
+    );
 }

@@ -157,8 +157,16 @@ pub async fn attempt(
     request_id: &str,
     trace: &mut Trace,
 ) -> Result<(FetchOutcome, Vec<Cookie>), AfError> {
+    let started = std::time::Instant::now();
     let conn = slot.connection(req, trace).await?;
     let mut with_jar = req.clone();
+    // The attempt's --timeout-ms also covers starting the inline host and connecting: the
+    // browser fetch gets what is left, so its own deadline (and the capture calls that end
+    // before it) comes before the attempt's.
+    with_jar.timeout = req
+        .timeout
+        .saturating_sub(started.elapsed())
+        .max(std::time::Duration::from_millis(100));
     #[cfg(feature = "host")]
     {
         with_jar.browser.browser_discarded_after = slot.inline.is_some();
