@@ -198,6 +198,9 @@ pub struct AfError {
     pub message: String,
     /// What to do next, when there is something useful to say.
     pub hint: Option<String>,
+    /// The request field the error is about (`header`, `timeout_ms`, ...), when it is about
+    /// one; front ends turn it into their own name for it (the CLI: a flag).
+    pub field: Option<String>,
 }
 
 impl AfError {
@@ -207,12 +210,19 @@ impl AfError {
             code,
             message: message.into(),
             hint: None,
+            field: None,
         }
     }
 
     /// Attach a hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Name the request field the error is about.
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
         self
     }
 

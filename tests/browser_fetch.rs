@@ -11,8 +11,8 @@ use afhttp::sdk::cdp::CdpConnection;
 use afhttp::sdk::endpoint::Endpoint;
 use afhttp::sdk::fetch::outcome::{FetchOutcome, Trace};
 use afhttp::sdk::fetch::outdir::OutDir;
-use afhttp::sdk::fetch::{FetchRequest, RequestBody};
-use afhttp::sdk::request::{Artifact, Wait};
+use afhttp::sdk::fetch::FetchSpec;
+use afhttp::sdk::request::Artifact;
 use serde_json::{json, Value};
 
 use crate::support::FixtureServer;
@@ -82,7 +82,7 @@ impl Run {
 }
 
 /// Launch a browser, run `browser_fetch` for `req`, and check no tab leaked.
-fn fetch_with(req: FetchRequest, during: Option<CrashPlan>) -> Run {
+fn fetch_with(spec: FetchSpec, during: Option<CrashPlan>) -> Run {
     let _one = crate::support::chromium::lock();
     let browser = Browser::launch();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -93,11 +93,12 @@ fn fetch_with(req: FetchRequest, during: Option<CrashPlan>) -> Run {
     rt.block_on(async {
         let conn = browser.connect().await;
         let before = page_count(&conn).await;
-        let mut req = req;
+        let mut spec = spec;
         let crash = match during {
-            Some(plan) => Some(plan.start(&conn, &mut req).await),
+            Some(plan) => Some(plan.start(&conn, &mut spec).await),
             None => None,
         };
+        let req = spec.validate().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut out = OutDir::prepare(Some(dir.path()), "rid").unwrap();
         let mut trace = Trace::new("rid");
@@ -129,7 +130,7 @@ fn fetch_with(req: FetchRequest, during: Option<CrashPlan>) -> Run {
 struct CrashPlan;
 
 impl CrashPlan {
-    async fn start(self, conn: &Arc<CdpConnection>, req: &mut FetchRequest) -> String {
+    async fn start(self, conn: &Arc<CdpConnection>, spec: &mut FetchSpec) -> String {
         let t = Duration::from_secs(5);
         let r = conn
             .send(
@@ -151,7 +152,7 @@ impl CrashPlan {
             .await
             .unwrap();
         let session = r["sessionId"].as_str().unwrap().to_string();
-        req.browser.tab = Some(target.clone());
+        spec.tab = Some(target.clone());
         let c = conn.clone();
         tokio::spawn(async move {
             // The fault's timing (a crash some time into the fetch) is the test's input.
@@ -162,10 +163,11 @@ impl CrashPlan {
     }
 }
 
-fn req(url: &str) -> FetchRequest {
-    let mut r = FetchRequest::get(url.parse().unwrap());
-    r.timeout = Duration::from_secs(20);
-    r
+fn req(url: &str) -> FetchSpec {
+    FetchSpec {
+        timeout_ms: Some(20_000),
+        ..FetchSpec::new(url)
+    }
 }
 
 fn png_height(path: &Path) -> u32 {
@@ -231,10 +233,10 @@ fn spa_with_wait_auto_renders_the_items() {
 fn form_post_reaches_the_page() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/echo"));
-    r.method = "POST".into();
-    r.body = Some(RequestBody::Bytes(b"field=posted-value-123".to_vec()));
-    r.want = Some(vec![Artifact::Text, Artifact::Body]);
-    r.browser.wait = Wait::Load;
+    r.method = Some("POST".into());
+    r.data_bytes = Some(b"field=posted-value-123".to_vec());
+    r.want = Some("text,body".into());
+    r.wait = Some("load".into());
     let run = fetch_with(r, None);
     let text = run.read(Artifact::Text);
     assert!(text.contains("posted-value-123"), "{text}");
@@ -253,7 +255,7 @@ fn form_post_reaches_the_page() {
 fn console_errors_and_uncaught_exceptions_are_captured() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/console"));
-    r.want = Some(vec![Artifact::Console]);
+    r.want = Some("console".into());
     let run = fetch_with(r, None);
     let doc = run.json(Artifact::Console);
     let entries = doc["entries"].as_array().unwrap();
@@ -276,7 +278,7 @@ fn console_errors_and_uncaught_exceptions_are_captured() {
 fn storage_is_captured_when_asked() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/storage"));
-    r.want = Some(vec![Artifact::Storage]);
+    r.want = Some("storage".into());
     let run = fetch_with(r, None);
     let doc = run.json(Artifact::Storage);
     assert_eq!(doc["local_storage"]["local-key"], "local-value");
@@ -294,8 +296,8 @@ fn storage_is_captured_when_asked() {
 fn full_page_screenshot_is_taller_than_the_viewport() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/tall"));
-    r.want = Some(vec![Artifact::Screenshot, Artifact::Observation]);
-    r.browser.wait = Wait::Load;
+    r.want = Some("screenshot,observation".into());
+    r.wait = Some("load".into());
     let run = fetch_with(r, None);
     let obs = run.json(Artifact::Observation);
     let viewport = obs["viewport"]["height"].as_u64().unwrap() as u32;
@@ -310,9 +312,9 @@ fn full_page_screenshot_is_taller_than_the_viewport() {
 fn selector_visible_waits_for_the_late_element() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/late"));
-    r.want = Some(vec![Artifact::Text]);
-    r.browser.wait = Wait::SelectorVisible("#late".into());
-    r.browser.evaluate_after_wait =
+    r.want = Some("text".into());
+    r.wait = Some("selector-visible:#late".into());
+    r.evaluate_after_wait =
         Some("Promise.resolve(document.getElementById('late').textContent)".into());
     let run = fetch_with(r, None);
     assert!(run.read(Artifact::Text).contains("late content arrived"));
@@ -327,10 +329,10 @@ fn selector_visible_waits_for_the_late_element() {
 fn a_selector_that_never_matches_is_a_readiness_warning() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/static"));
-    r.timeout = Duration::from_secs(4);
-    r.want = Some(vec![Artifact::Text]);
-    r.browser.wait = Wait::Selector("#never-there".into());
-    r.browser.evaluate_after_wait = Some("(() => { throw new Error('eval-boom') })()".into());
+    r.timeout_ms = Some(4000);
+    r.want = Some("text".into());
+    r.wait = Some("selector:#never-there".into());
+    r.evaluate_after_wait = Some("(() => { throw new Error('eval-boom') })()".into());
     let run = fetch_with(r, None);
     let o = run.ok();
     let w = o
@@ -358,7 +360,7 @@ fn unresolvable_host_is_dns_resolution_failed() {
 fn renderer_crash_is_tab_crashed() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/static"));
-    r.browser.wait = Wait::Selector("#never-there".into());
+    r.wait = Some("selector:#never-there".into());
     let run = fetch_with(r, Some(CrashPlan));
     let e = run.result.as_ref().err().unwrap();
     assert_eq!(e.code, ErrorCode::TabCrashed, "{e:?}");
@@ -369,12 +371,8 @@ fn renderer_crash_is_tab_crashed() {
 fn content_and_observation_walk_shadow_roots_frames_tables_and_forms() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/composed"));
-    r.want = Some(vec![
-        Artifact::Content,
-        Artifact::ContentJson,
-        Artifact::Observation,
-    ]);
-    r.browser.wait = Wait::Load;
+    r.want = Some("content,content_json,observation".into());
+    r.wait = Some("load".into());
     let run = fetch_with(r, None);
     let md = run.read(Artifact::Content);
     assert!(md.contains("# Composed page"), "{md}");
@@ -422,22 +420,11 @@ fn content_and_observation_walk_shadow_roots_frames_tables_and_forms() {
 fn headers_user_agent_and_cookies_are_sent_by_the_browser() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/echo"));
-    r.headers = vec![afhttp::sdk::fetch::HeaderPair::parse("X-Afhttp-Test: yes").unwrap()];
+    r.header = vec!["X-Afhttp-Test: yes".into()];
     r.user_agent = Some("afhttp-test-agent/1".into());
-    r.cookies = vec![afhttp::sdk::cookies::Cookie {
-        name: "sid".into(),
-        value: "abc123".into(),
-        domain: "127.0.0.1".into(),
-        host_only: true,
-        path: "/".into(),
-        secure: false,
-        http_only: true,
-        same_site: None,
-        expires_at_unix: None,
-        created_at_unix: 0,
-    }];
-    r.want = Some(vec![Artifact::Network]);
-    r.browser.wait = Wait::Idle;
+    r.cookie = vec!["sid=abc123; Path=/; HttpOnly".into()];
+    r.want = Some("network".into());
+    r.wait = Some("idle".into());
     let run = fetch_with(r, None);
     let seen = srv.last_request("/echo").unwrap();
     assert_eq!(seen.header("x-afhttp-test"), Some("yes"));
@@ -458,8 +445,8 @@ fn headers_user_agent_and_cookies_are_sent_by_the_browser() {
 #[test]
 fn post_to_an_unresolvable_host_fails_fast() {
     let mut r = req("http://no-such-host.invalid/form");
-    r.method = "POST".into();
-    r.body = Some(RequestBody::Bytes(b"a=1".to_vec()));
+    r.method = Some("POST".into());
+    r.data_bytes = Some(b"a=1".to_vec());
     let started = std::time::Instant::now();
     let run = fetch_with(r, None);
     let e = run.result.as_ref().err().unwrap();
@@ -481,8 +468,8 @@ fn post_to_an_unresolvable_host_fails_fast() {
 fn xhr_in_flight_at_capture_is_a_warning() {
     let srv = FixtureServer::start();
     let mut r = req(&srv.url("/browser/pending"));
-    r.want = Some(vec![Artifact::Text, Artifact::Network]);
-    r.browser.wait = Wait::Load;
+    r.want = Some("text,network".into());
+    r.wait = Some("load".into());
     let run = fetch_with(r, None);
     let o = run.ok();
     let w = o

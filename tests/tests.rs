@@ -32,6 +32,7 @@ mod network_capture;
 mod observation;
 mod profile;
 mod prune;
+mod request_contract;
 mod sandbox;
 mod security;
 mod skill;

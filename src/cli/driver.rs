@@ -11,6 +11,7 @@ use crate::env;
 use crate::error::{AfError, ErrorCode};
 use crate::sdk::client::Client;
 use crate::sdk::endpoint::Endpoint;
+use crate::sdk::secret::Secret;
 
 /// How to reach a host.
 #[derive(Debug, Args)]
@@ -20,7 +21,7 @@ pub struct DriverArgs {
     pub endpoint_url: Option<String>,
     /// Bearer token for the host.
     #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-    pub token_secret: Option<String>,
+    pub token_secret: Option<Secret>,
     /// File holding the bearer token.
     #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
     pub token_secret_file: Option<PathBuf>,
@@ -52,7 +53,7 @@ impl DriverArgs {
             ));
         }
         let mut token = resolve_token(
-            self.token_secret.as_deref(),
+            self.token_secret.as_ref(),
             self.token_secret_file.as_deref(),
         )?;
         if self.endpoint_url.is_none()
@@ -72,7 +73,7 @@ impl DriverArgs {
                     &fleet,
                     self.member.as_deref(),
                     self.profile.as_deref(),
-                    token.as_deref(),
+                    token.as_ref().map(Secret::expose),
                     connect,
                 ))??;
                 (member.url, Some(serde_json::json!({ "fleet": decision })))
@@ -98,7 +99,7 @@ pub struct Found {
     /// The endpoint to use.
     pub endpoint_url: String,
     /// Its token, when one was read.
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// For the event's trace.
     pub trace: Value,
 }
@@ -140,11 +141,11 @@ pub fn discover_opt(_need_token: bool) -> Result<Option<Found>, AfError> {
 
 /// The token from `--token-secret` (wins) or `--token-secret-file`.
 pub fn resolve_token(
-    secret: Option<&str>,
+    secret: Option<&Secret>,
     file: Option<&std::path::Path>,
-) -> Result<Option<String>, AfError> {
+) -> Result<Option<Secret>, AfError> {
     if let Some(s) = secret {
-        return Ok(Some(s.to_string()));
+        return Ok(Some(s.clone()));
     }
     let Some(path) = file else { return Ok(None) };
     let raw = std::fs::read_to_string(path).map_err(|e| {
@@ -160,5 +161,5 @@ pub fn resolve_token(
             path.display()
         )));
     }
-    Ok(Some(token))
+    Ok(Some(Secret::new(token)))
 }

@@ -13,6 +13,7 @@ use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
 use crate::sdk::fleet::{probe, Fleet};
+use crate::sdk::secret::Secret;
 
 /// `--fleet` and its connect bound (flattened into `fetch` and the driver commands).
 #[derive(Debug, Clone, Args)]
@@ -63,7 +64,7 @@ enum FleetCommand {
         fleet: FleetOpt,
         /// Bearer token of the fleet's hosts.
         #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-        token_secret: Option<String>,
+        token_secret: Option<Secret>,
         /// File holding the bearer token.
         #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
         token_secret_file: Option<PathBuf>,
@@ -77,11 +78,7 @@ pub fn run(args: FleetArgs) -> Event {
             fleet,
             token_secret,
             token_secret_file,
-        } => match status(
-            &fleet,
-            token_secret.as_deref(),
-            token_secret_file.as_deref(),
-        ) {
+        } => match status(&fleet, token_secret.as_ref(), token_secret_file.as_deref()) {
             Ok(doc) => Event::result("fleet_status", doc, None),
             Err(e) => Event::error(&e, None),
         },
@@ -90,7 +87,7 @@ pub fn run(args: FleetArgs) -> Event {
 
 fn status(
     opt: &FleetOpt,
-    token: Option<&str>,
+    token: Option<&Secret>,
     token_file: Option<&std::path::Path>,
 ) -> Result<serde_json::Value, AfError> {
     let timeout = opt.connect_timeout()?;
@@ -99,6 +96,10 @@ fn status(
         AfError::invalid("fleet status needs --fleet (or AFHTTP_FLEET)")
             .with_hint("--fleet afhttp-1=ws://HOST:PORT,afhttp-2=ws://HOST:PORT")
     })?;
-    let reports = super::block_on(probe::probe_all(&fleet, token.as_deref(), timeout))?;
+    let reports = super::block_on(probe::probe_all(
+        &fleet,
+        token.as_ref().map(Secret::expose),
+        timeout,
+    ))?;
     Ok(probe::status_document(&reports))
 }

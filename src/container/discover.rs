@@ -147,7 +147,7 @@ pub struct Discovered {
     /// `ws://127.0.0.1:<port>`.
     pub endpoint_url: String,
     /// The host's token (None when the driver already has one).
-    pub token: Option<String>,
+    pub token: Option<crate::sdk::secret::Secret>,
     /// For the trace: which container answered.
     pub container: Managed,
 }
@@ -201,7 +201,7 @@ pub async fn for_driver(need_token: bool) -> Result<Option<Discovered>, AfError>
             )
             .with_hint("wait for `afhttp container status` to report healthy"));
         }
-        t
+        t.map(crate::sdk::secret::Secret::new)
     } else {
         None
     };

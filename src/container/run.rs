@@ -286,7 +286,7 @@ pub async fn wait_healthy(
         }
         if let Some(token) = discover::read_token(docker, id).await? {
             let client = Client::new(endpoint.clone())
-                .with_token(Some(token.clone()))
+                .with_token(Some(token.clone().into()))
                 .with_timeout(Duration::from_secs(5));
             match client.health().await {
                 Ok(h) if h.get("status").and_then(Value::as_str) == Some("ok") => {

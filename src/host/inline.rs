@@ -26,8 +26,12 @@ impl std::fmt::Debug for InlineHost {
 }
 
 impl InlineHost {
-    /// Start one with the browser from `browser_bin` (or `AFHTTP_BROWSER_BIN`, or PATH).
-    pub async fn start(browser_bin: Option<std::path::PathBuf>) -> Result<InlineHost, AfError> {
+    /// Start one with the browser `family` (default: the chromium family) from `browser_bin`
+    /// (or `AFHTTP_BROWSER_BIN`, or PATH).
+    pub async fn start(
+        browser_bin: Option<std::path::PathBuf>,
+        family: Option<crate::profile::Backend>,
+    ) -> Result<InlineHost, AfError> {
         let dir = tempfile::Builder::new()
             .prefix("afhttp-inline-")
             .tempdir()
@@ -36,6 +40,7 @@ impl InlineHost {
         let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
         opts.wait_for_product = false;
         opts.ephemeral_root = memory_scratch_root();
+        opts.backend = family;
         opts.browser_bin =
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
         let running = run::start(opts).await?;

@@ -8,16 +8,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use url::Url;
 
 use crate::error::AfError;
 use crate::sdk::client::Client;
-use crate::sdk::cookies::parse::parse_cli_cookie;
 use crate::sdk::fetch::browser_path::BrowserSlot;
-use crate::sdk::fetch::{
-    FetchFailure, FetchOutcome, FetchRequest, FormValue, HeaderPair, RequestBody,
-};
+use crate::sdk::fetch::{FetchFailure, FetchOutcome, FetchSpec};
 use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait};
+use crate::sdk::secret::Secret;
 
 /// `SameSite` of a [`FetchCookie`].
 pub use crate::sdk::cookies::SameSite as FetchCookieSameSite;
@@ -130,63 +127,57 @@ impl FetchCookieBuilder {
 }
 
 /// `client.fetch(url)`: set options, then [`FetchBuilder::send`].
+///
+/// Every setter fills the same [`FetchSpec`] the CLI's flags fill, and `send` runs the same
+/// [`FetchSpec::validate`], so a bad value fails here with the code the CLI would give.
 #[derive(Debug)]
 #[must_use = "a fetch does nothing until .send().await"]
 pub struct FetchBuilder<'c> {
     client: &'c Client,
-    req: Result<FetchRequest, AfError>,
-    cookies: Vec<FetchCookie>,
+    spec: FetchSpec,
+    /// The first error a setter met (a cookie that cannot be written as `--cookie`).
+    error: Option<AfError>,
 }
 
 impl<'c> FetchBuilder<'c> {
     pub(crate) fn new(client: &'c Client, url: &str) -> FetchBuilder<'c> {
-        let req = Url::parse(url)
-            .map_err(|e| AfError::invalid(format!("URL {url:?}: {e}")))
-            .and_then(|u| match u.scheme() {
-                "http" | "https" => Ok(u),
-                other => Err(AfError::invalid(format!(
-                    "URL scheme {other:?} is not fetched; use http or https"
-                ))),
-            })
-            .map(|u| {
-                let mut req = FetchRequest::get(u);
-                req.timeout = client.timeout();
-                req
-            });
         FetchBuilder {
             client,
-            req,
-            cookies: Vec::new(),
+            spec: FetchSpec {
+                timeout_ms: Some(client.timeout().as_millis().min(u128::from(u64::MAX)) as u64),
+                ..FetchSpec::new(url)
+            },
+            error: None,
         }
     }
 
-    fn edit(mut self, f: impl FnOnce(&mut FetchRequest)) -> Self {
-        if let Ok(req) = &mut self.req {
-            f(req);
-        }
+    fn edit(mut self, f: impl FnOnce(&mut FetchSpec)) -> Self {
+        f(&mut self.spec);
         self
     }
 
+    /// Replace the whole request specification (the URL included), e.g. one an MCP client
+    /// or a config file supplied.
+    pub fn spec(self, spec: FetchSpec) -> Self {
+        self.edit(|s| *s = spec)
+    }
     /// `--render`.
     pub fn render(self, mode: RenderMode) -> Self {
-        self.edit(|r| r.render = mode)
+        self.edit(|s| s.render = Some(mode.as_str().to_string()))
     }
     /// `--wait`.
     pub fn wait(self, wait: Wait) -> Self {
-        self.edit(|r| r.browser.wait = wait)
+        self.edit(|s| s.wait = Some(wait.to_string()))
     }
     /// `--user-agent`.
     pub fn user_agent(self, ua: impl Into<String>) -> Self {
         let ua = ua.into();
-        self.edit(|r| r.user_agent = Some(ua))
+        self.edit(|s| s.user_agent = Some(ua))
     }
-    /// One request header (`--header`).
+    /// One request header (`--header NAME:VALUE`).
     pub fn header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let h = HeaderPair {
-            name: name.into(),
-            value: value.into(),
-        };
-        self.edit(|r| r.headers.push(h))
+        let h = format!("{}:{}", name.into(), value.into());
+        self.edit(|s| s.header.push(h))
     }
     /// A cookie as `name=value` for the request host (`--cookie name=value`).
     pub fn cookie(self, name: impl Into<String>, value: impl Into<String>) -> Self {
@@ -194,102 +185,146 @@ impl<'c> FetchBuilder<'c> {
     }
     /// A cookie with attributes.
     pub fn cookie_full(mut self, cookie: FetchCookie) -> Self {
-        self.cookies.push(cookie);
+        match cookie.to_spec() {
+            Ok(c) => self.spec.cookie.push(c),
+            Err(e) => {
+                self.error.get_or_insert(e.with_field("cookie"));
+            }
+        }
         self
     }
     /// `--method` (e.g. `POST`) without a body.
     pub fn method(self, method: impl Into<String>) -> Self {
-        let method = method.into().to_ascii_uppercase();
-        self.edit(|r| r.method = method)
+        let method = method.into();
+        self.edit(|s| s.method = Some(method))
     }
     /// `--form`: urlencoded text fields (method POST unless set).
     pub fn form(self, fields: impl IntoIterator<Item = (String, String)>) -> Self {
-        let fields = fields
+        let fields: Vec<String> = fields
             .into_iter()
-            .map(|(k, v)| (k, FormValue::Text(v)))
+            .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        self.edit(|r| {
-            if r.method == "GET" {
-                r.method = "POST".into();
-            }
-            r.body = Some(RequestBody::Form(fields));
-        })
+        self.edit(|s| s.form.extend(fields))
     }
-    /// `--method` and a raw body (`--data`).
+    /// `--method` and a raw body (`--data`, any bytes).
     pub fn body(self, method: impl Into<String>, body: impl Into<Vec<u8>>) -> Self {
-        let (method, body) = (method.into().to_ascii_uppercase(), body.into());
-        self.edit(|r| {
-            r.method = method;
-            r.body = Some(RequestBody::Bytes(body));
+        let (method, body) = (method.into(), body.into());
+        self.edit(|s| {
+            s.method = Some(method);
+            s.data_bytes = Some(body);
         })
     }
     /// `--evaluate-after-wait`.
     pub fn evaluate_after_wait(self, js: impl Into<String>) -> Self {
         let js = js.into();
-        self.edit(|r| r.browser.evaluate_after_wait = Some(js))
+        self.edit(|s| s.evaluate_after_wait = Some(js))
     }
     /// `--timeout-ms` (default: the client's timeout).
     pub fn timeout(self, timeout: Duration) -> Self {
-        self.edit(|r| r.timeout = timeout)
+        let ms = timeout.as_millis().min(u128::from(u64::MAX)) as u64;
+        self.edit(|s| s.timeout_ms = Some(ms))
     }
     /// `--want`.
     pub fn want(self, artifacts: impl IntoIterator<Item = Artifact>) -> Self {
-        let want: Vec<Artifact> = artifacts.into_iter().collect();
-        self.edit(|r| r.want = Some(want))
+        let want: Vec<&str> = artifacts.into_iter().map(Artifact::as_str).collect();
+        self.edit(|s| s.want = Some(want.join(",")))
     }
     /// `--network-bodies`.
     pub fn network_bodies(self, mode: NetworkBodies) -> Self {
-        self.edit(|r| r.browser.network_bodies = Some(mode))
+        self.edit(|s| s.network_bodies = Some(mode.as_str().to_string()))
+    }
+    /// `--network-body-max-bytes`.
+    pub fn network_body_max_bytes(self, bytes: u64) -> Self {
+        self.edit(|s| s.network_body_max_bytes = Some(bytes))
+    }
+    /// `--max-response-bytes` (0 = unlimited).
+    pub fn max_response_bytes(self, bytes: u64) -> Self {
+        self.edit(|s| s.max_response_bytes = Some(bytes))
+    }
+    /// `--readiness-idle-ms`, `--readiness-stable-ms` and `--readiness-min-text-bytes`.
+    pub fn readiness(self, idle_ms: u64, stable_ms: u64, min_text_bytes: u64) -> Self {
+        self.edit(|s| {
+            s.readiness_idle_ms = Some(idle_ms);
+            s.readiness_stable_ms = Some(stable_ms);
+            s.readiness_min_text_bytes = Some(min_text_bytes);
+        })
+    }
+    /// `--capture-ws` and `--capture-sse` (sensitive).
+    pub fn capture_streams(self, websocket: bool, sse: bool) -> Self {
+        self.edit(|s| {
+            s.capture_ws = websocket;
+            s.capture_sse = sse;
+        })
+    }
+    /// `--no-network-redact` (sensitive): keep credential headers in network.json.
+    pub fn no_network_redact(self) -> Self {
+        self.edit(|s| s.no_network_redact = true)
     }
     /// `--tab new|<id>`.
     pub fn tab(self, tab: impl Into<String>) -> Self {
         let tab = tab.into();
-        self.edit(|r| r.browser.tab = Some(tab))
+        self.edit(|s| s.tab = Some(tab))
     }
     /// `--profile`: run on the host's persistent profile `name` (switching it if needed).
     pub fn profile(self, name: impl Into<String>) -> Self {
         let name = name.into();
-        self.edit(|r| r.browser.profile = Some(name))
+        self.edit(|s| s.profile = Some(name))
     }
     /// `--takeover`: keep the tab for a human; without `.profile()` the host switches to the
     /// URL's site profile. `next_action` says when a human is needed.
     pub fn takeover(self) -> Self {
-        self.edit(|r| r.browser.takeover = true)
+        self.edit(|s| s.takeover = true)
     }
     /// `--out`.
     pub fn out_dir(self, dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
-        self.edit(|r| r.out_dir = Some(dir))
+        self.edit(|s| s.out = Some(dir))
     }
     /// `--cookie-jar`.
     pub fn cookie_jar(self, path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        self.edit(|r| r.cookie_jar = Some(path))
+        self.edit(|s| s.cookie_jar = Some(path))
     }
-    /// `--retry`.
-    pub fn retry(self, n: u32) -> Self {
-        self.edit(|r| r.retry = n.min(crate::sdk::fetch::MAX_RETRIES))
+    /// `--retry` and `--backoff-ms`.
+    pub fn retry(self, n: u32, backoff: Duration) -> Self {
+        let ms = backoff.as_millis().min(u128::from(u64::MAX)) as u64;
+        self.edit(|s| {
+            s.retry = Some(n);
+            s.backoff_ms = Some(ms);
+        })
+    }
+    /// `--proxy-url` (http, https, socks5, socks5h; credentials allowed).
+    pub fn proxy_url(self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.edit(|s| s.proxy_url = Some(url))
+    }
+    /// `--ca-cert`: extra PEM CA certificate(s) to trust.
+    pub fn ca_cert(self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        self.edit(|s| s.ca_cert = Some(path))
+    }
+    /// `--tls-insecure`: accept any certificate.
+    pub fn tls_insecure(self) -> Self {
+        self.edit(|s| s.tls_insecure = true)
     }
 
-    /// Run the fetch against the client's host; browser work shares the client's CDP
-    /// connection (a `.profile()` or `.takeover()` fetch opens its own, since it may switch the
-    /// browser).
+    /// Validate and run the fetch against the client's host; browser work shares the
+    /// client's CDP connection (a `.profile()` or `.takeover()` fetch opens its own, since it
+    /// may switch the browser).
     pub async fn send(self) -> Result<FetchOutcome, FetchFailure> {
-        let mut req = self.req.map_err(FetchFailure::bare)?;
-        let now = crate::sdk::cookies::now_unix();
-        for c in &self.cookies {
-            let cookie = c
-                .to_spec()
-                .and_then(|spec| parse_cli_cookie(&spec, &req.url, now))
-                .map_err(FetchFailure::bare)?;
-            req.cookies.push(cookie);
+        if let Some(e) = self.error {
+            return Err(FetchFailure::bare(e));
         }
-        req.endpoint = Some(self.client.endpoint().clone());
-        req.token = self.client.token().map(String::from);
-        req.browser.replay_args = vec![
+        let req = self.spec.validate().map_err(FetchFailure::bare)?;
+        let replay = vec![
             "--endpoint-url".into(),
             self.client.endpoint().to_flag_value(),
         ];
+        let req = req.on_host(
+            self.client.endpoint().clone(),
+            self.client.token().map(Secret::new),
+            replay,
+        );
         let slot = if req.browser.profile.is_some() || req.browser.takeover {
             BrowserSlot::default()
         } else {
@@ -340,6 +375,8 @@ impl<'c> CdpBuilder<'c> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::sdk::cookies::parse::parse_cli_cookie;
+    use url::Url;
 
     #[test]
     fn cookies_take_the_flag_syntax_and_its_validation() {

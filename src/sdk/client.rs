@@ -11,6 +11,7 @@ use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
+use crate::sdk::secret::Secret;
 
 /// Default bound for control calls and CDP commands.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -18,7 +19,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A client of one browser host.
 pub struct Client {
     endpoint: Endpoint,
-    token: Option<String>,
+    token: Option<Secret>,
     timeout: Duration,
     profile: Option<String>,
     request_id: Option<String>,
@@ -79,7 +80,7 @@ impl Client {
     /// `AFHTTP_BROWSER_BIN` or PATH) and return a client for it; dropping the client stops it.
     #[cfg(feature = "host")]
     pub async fn inline_ephemeral() -> Result<Client, AfError> {
-        let host = crate::host::inline::InlineHost::start(None).await?;
+        let host = crate::host::inline::InlineHost::start(None, None).await?;
         let mut client = Client::new(host.endpoint.clone());
         if let Some(conn) = host.browser_connection() {
             client = client.with_connection(conn);
@@ -98,7 +99,7 @@ impl Client {
     }
 
     /// Use a bearer token.
-    pub fn with_token(mut self, token: Option<String>) -> Client {
+    pub fn with_token(mut self, token: Option<Secret>) -> Client {
         self.token = token;
         self
     }
@@ -129,7 +130,7 @@ impl Client {
 
     /// The bearer token, if any.
     pub fn token(&self) -> Option<&str> {
-        self.token.as_deref()
+        self.token.as_ref().map(Secret::expose)
     }
 
     /// The bound for control calls and CDP commands.
@@ -201,7 +202,7 @@ impl Client {
             &self.endpoint,
             "GET",
             path,
-            self.token.as_deref(),
+            self.token.as_ref().map(Secret::expose),
             None,
             self.timeout,
         )
@@ -226,7 +227,7 @@ impl Client {
             &self.endpoint,
             "POST",
             "/takeover/handoff",
-            self.token.as_deref(),
+            self.token.as_ref().map(Secret::expose),
             Some(&body),
             self.timeout,
         )
@@ -270,9 +271,13 @@ impl Client {
         } else {
             format!("/cdp?{query}")
         };
-        let conn =
-            CdpConnection::connect(&self.endpoint, &path, self.token.as_deref(), self.timeout)
-                .await?;
+        let conn = CdpConnection::connect(
+            &self.endpoint,
+            &path,
+            self.token.as_ref().map(Secret::expose),
+            self.timeout,
+        )
+        .await?;
         *guard = Some(conn.clone());
         Ok(conn)
     }

@@ -19,7 +19,9 @@ pub mod http;
 pub mod redact;
 pub mod render_decision;
 pub mod request;
+pub mod secret;
 pub mod transfer;
 
 pub use builder::{CdpBuilder, FetchBuilder, FetchCookie, FetchCookieSameSite};
-pub use fetch::{FetchFailure, FetchOutcome};
+pub use fetch::{FetchFailure, FetchOutcome, FetchRequest, FetchSpec};
+pub use secret::Secret;

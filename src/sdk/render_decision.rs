@@ -19,6 +19,8 @@ pub enum EscalationReason {
     ProfileRequested(String),
     /// `fetch --takeover`: the tab a human may take over lives in the host's browser.
     Takeover,
+    /// `fetch --tab ID|new`: the tab lives in a browser.
+    Tab(String),
     /// A requested artifact only a browser produces.
     BrowserOnlyArtifact(Artifact),
     /// The HTML is an empty application shell (detail says which facts).
@@ -36,6 +38,7 @@ impl EscalationReason {
             EscalationReason::RenderAlways => "render_always",
             EscalationReason::ProfileRequested(_) => "profile_requested",
             EscalationReason::Takeover => "takeover",
+            EscalationReason::Tab(_) => "tab",
             EscalationReason::BrowserOnlyArtifact(_) => "browser_only_artifact",
             EscalationReason::EmptyHtmlShell(_) => "empty_html_shell",
             EscalationReason::ChallengeMarkers(_) => "challenge_markers",
@@ -49,6 +52,7 @@ impl EscalationReason {
             EscalationReason::RenderAlways => "--render always".to_string(),
             EscalationReason::ProfileRequested(p) => format!("--profile {p}"),
             EscalationReason::Takeover => "--takeover".to_string(),
+            EscalationReason::Tab(t) => format!("--tab {t}"),
             EscalationReason::BrowserOnlyArtifact(a) => format!("--want {}", a.as_str()),
             EscalationReason::EmptyHtmlShell(d) => d.clone(),
             EscalationReason::ChallengeMarkers(c) => format!("{}: {}", c.vendor, c.marker),

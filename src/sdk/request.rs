@@ -24,6 +24,17 @@ pub enum RenderMode {
     Always,
 }
 
+impl RenderMode {
+    /// The textual form (`none`, `auto`, `always`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenderMode::None => "none",
+            RenderMode::Auto => "auto",
+            RenderMode::Always => "always",
+        }
+    }
+}
+
 impl FromStr for RenderMode {
     type Err = AfError;
     fn from_str(s: &str) -> Result<Self, AfError> {
@@ -32,7 +43,7 @@ impl FromStr for RenderMode {
             "auto" => Ok(RenderMode::Auto),
             "always" => Ok(RenderMode::Always),
             _ => Err(AfError::invalid(format!(
-                "--render must be none, auto or always, not {s:?}"
+                "render must be none, auto or always, not {s:?}"
             ))),
         }
     }
@@ -62,7 +73,7 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 impl FromStr for Wait {
     type Err = AfError;
     fn from_str(s: &str) -> Result<Self, AfError> {
-        let bad = |why: &str| AfError::invalid(format!("--wait {s:?}: {why}"));
+        let bad = |why: &str| AfError::invalid(format!("wait {s:?}: {why}"));
         if s.chars().any(char::is_control) {
             return Err(bad("control characters are not allowed"));
         }
@@ -129,6 +140,17 @@ pub enum NetworkBodies {
     All,
 }
 
+impl NetworkBodies {
+    /// The textual form (`off`, `xhr`, `all`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkBodies::Off => "off",
+            NetworkBodies::Xhr => "xhr",
+            NetworkBodies::All => "all",
+        }
+    }
+}
+
 impl FromStr for NetworkBodies {
     type Err = AfError;
     fn from_str(s: &str) -> Result<Self, AfError> {
@@ -137,7 +159,7 @@ impl FromStr for NetworkBodies {
             "xhr" => Ok(NetworkBodies::Xhr),
             "all" => Ok(NetworkBodies::All),
             _ => Err(AfError::invalid(format!(
-                "--network-bodies must be off, xhr or all, not {s:?}"
+                "network_bodies must be off, xhr or all, not {s:?}"
             ))),
         }
     }

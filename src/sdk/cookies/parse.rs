@@ -27,32 +27,32 @@ const KNOWN_ATTRIBUTES: &str = "Path, Domain, Secure, HttpOnly, SameSite, Expire
 pub fn parse_cli_cookie(spec: &str, url: &Url, now_unix: i64) -> Result<Cookie, AfError> {
     if let Some(c) = spec.chars().find(|c| c.is_control()) {
         return Err(AfError::invalid(format!(
-            "--cookie contains the control character U+{:04X}; control characters (CR, LF, \
+            "cookie contains the control character U+{:04X}; control characters (CR, LF, \
              NUL, DEL, ...) are not allowed anywhere in a cookie",
             u32::from(c)
         )));
     }
     let host = request_host(url)
         .filter(|_| matches!(url.scheme(), "http" | "https" | "ws" | "wss"))
-        .ok_or_else(|| AfError::invalid("--cookie needs an http(s) URL with a host"))?;
+        .ok_or_else(|| AfError::invalid("cookie needs an http(s) URL with a host"))?;
     let (pair, attrs) = spec.split_once(';').unwrap_or((spec, ""));
     let (name, value) = pair.split_once('=').ok_or_else(|| {
-        AfError::invalid("--cookie must start with name=value (no '=' found)")
+        AfError::invalid("cookie must start with name=value (no '=' found)")
             .with_hint("example: --cookie 'session=abc123; Path=/'")
     })?;
     let (name, value) = (trim_wsp(name), trim_wsp(value));
     if name.is_empty() {
-        return Err(AfError::invalid("--cookie has an empty name"));
+        return Err(AfError::invalid("cookie has an empty name"));
     }
     if let Some(c) = name.chars().find(|&c| !is_token_char(c)) {
         return Err(AfError::invalid(format!(
-            "--cookie name {name:?} contains {c:?}; names may not contain whitespace, \
+            "cookie name {name:?} contains {c:?}; names may not contain whitespace, \
              separators ()<>@,;:\\\"/[]?={{}} or non-ASCII characters"
         )));
     }
     if value.len() > MAX_VALUE_BYTES {
         return Err(AfError::invalid(format!(
-            "--cookie {name} has a {}-byte value; the limit is {MAX_VALUE_BYTES} bytes",
+            "cookie {name} has a {}-byte value; the limit is {MAX_VALUE_BYTES} bytes",
             value.len()
         )));
     }
@@ -63,7 +63,7 @@ pub fn parse_cli_cookie(spec: &str, url: &Url, now_unix: i64) -> Result<Cookie, 
         if key.is_empty() && !has_value {
             continue; // tolerate "a=b;" and "a=b; ; Path=/"
         }
-        let bad = |what: &str| AfError::invalid(format!("--cookie {name}: {what}"));
+        let bad = |what: &str| AfError::invalid(format!("cookie {name}: {what}"));
         match key.to_ascii_lowercase().as_str() {
             "expires" => {
                 let at = parse_cookie_date(val)
@@ -112,13 +112,13 @@ pub fn parse_cli_cookie(spec: &str, url: &Url, now_unix: i64) -> Result<Cookie, 
                 format!("Domain {attr:?} does not domain-match the URL host {host}")
             }
         };
-        AfError::invalid(format!("--cookie {name}: {why}"))
+        AfError::invalid(format!("cookie {name}: {why}"))
             .with_hint("omit Domain to scope the cookie to the URL host")
     })?;
     let path = match a.path.take() {
         Some(p) if !path_matches(url.path(), &p) => {
             return Err(AfError::invalid(format!(
-                "--cookie {name}: Path {p:?} does not path-match the URL path {:?}",
+                "cookie {name}: Path {p:?} does not path-match the URL path {:?}",
                 url.path()
             ))
             .with_hint("omit Path, or use a prefix of the URL path such as Path=/"));
@@ -129,7 +129,7 @@ pub fn parse_cli_cookie(spec: &str, url: &Url, now_unix: i64) -> Result<Cookie, 
     let expires_at_unix = a.expiry(now_unix);
     if expires_at_unix.is_some_and(|at| at <= now_unix) {
         return Err(AfError::invalid(format!(
-            "--cookie {name} is already expired (Expires/Max-Age in the past), so it would \
+            "cookie {name} is already expired (Expires/Max-Age in the past), so it would \
              never be sent"
         )));
     }

@@ -94,18 +94,19 @@ impl BrowserSlot {
         trace: &mut Trace,
     ) -> Result<Client, AfError> {
         let started = std::time::Instant::now();
-        let host = crate::host::inline::InlineHost::start(req.browser_bin.clone())
-            .await
-            .map_err(|e| {
-                AfError::new(
-                    ErrorCode::RenderUnavailable,
-                    format!("no browser could start: {}", e.message),
-                )
-                .with_hint(
-                    e.hint
-                        .unwrap_or_else(|| "install chromium or pass --browser-bin".into()),
-                )
-            })?;
+        let host =
+            crate::host::inline::InlineHost::start(req.browser_bin.clone(), req.browser_family)
+                .await
+                .map_err(|e| {
+                    AfError::new(
+                        ErrorCode::RenderUnavailable,
+                        format!("no browser could start: {}", e.message),
+                    )
+                    .with_hint(
+                        e.hint
+                            .unwrap_or_else(|| "install chromium or pass --browser-bin".into()),
+                    )
+                })?;
         trace.timing(
             "inline_host_start",
             started.elapsed().as_secs_f64() * 1000.0,

@@ -8,21 +8,27 @@ pub mod options;
 pub mod outcome;
 pub mod outdir;
 pub mod run;
+pub mod spec;
 pub mod takeover;
 pub mod takeover_hint;
+mod validate;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use url::Url;
 
+use crate::profile::Backend;
 use crate::sdk::cookies::Cookie;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait};
+use crate::sdk::secret::Secret;
 
 pub use options::{FormValue, HeaderPair, RequestBody, TransportOptions};
 pub use outcome::{FetchFailure, FetchOutcome};
 pub use run::{fetch, fetch_with};
+pub use spec::FetchSpec;
+pub use validate::{MAX_BACKOFF_MS, MAX_NETWORK_BODY_BYTES, MAX_TIMEOUT_MS};
 
 /// Default whole-attempt timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,54 +102,57 @@ impl Default for BrowserOptions {
     }
 }
 
-/// A fully validated fetch request.
+/// A fully validated fetch request: made only by [`FetchSpec::validate`], so its fields are
+/// crate-private and nothing unchecked reaches the pipeline.
 #[derive(Debug, Clone)]
 pub struct FetchRequest {
     /// Target URL (http or https).
-    pub url: Url,
+    pub(crate) url: Url,
     /// HTTP method.
-    pub method: String,
+    pub(crate) method: String,
     /// Extra headers.
-    pub headers: Vec<HeaderPair>,
+    pub(crate) headers: Vec<HeaderPair>,
     /// Request body.
-    pub body: Option<RequestBody>,
+    pub(crate) body: Option<RequestBody>,
     /// `--cookie` values: sent, not stored.
-    pub cookies: Vec<Cookie>,
+    pub(crate) cookies: Vec<Cookie>,
     /// User-Agent override.
-    pub user_agent: Option<String>,
+    pub(crate) user_agent: Option<String>,
     /// Render mode.
-    pub render: RenderMode,
+    pub(crate) render: RenderMode,
     /// Explicit `--want`; `None` means the default set for the path taken.
-    pub want: Option<Vec<Artifact>>,
+    pub(crate) want: Option<Vec<Artifact>>,
     /// Artifact directory; `None` is `<tmp>/afhttp-out/<request_id>/`.
-    pub out_dir: Option<PathBuf>,
+    pub(crate) out_dir: Option<PathBuf>,
     /// Cookie jar file to read and update.
-    pub cookie_jar: Option<PathBuf>,
+    pub(crate) cookie_jar: Option<PathBuf>,
     /// Retries of retryable failures.
-    pub retry: u32,
+    pub(crate) retry: u32,
     /// First backoff delay.
-    pub backoff: Duration,
+    pub(crate) backoff: Duration,
     /// Proxy, CA and TLS options.
-    pub transport: TransportOptions,
+    pub(crate) transport: TransportOptions,
     /// Whole-attempt timeout.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Main body cap (0 = unlimited).
-    pub max_response_bytes: u64,
+    pub(crate) max_response_bytes: u64,
     /// Keep credential headers in network.json.
-    pub no_network_redact: bool,
+    pub(crate) no_network_redact: bool,
     /// Browser host to drive.
-    pub endpoint: Option<Endpoint>,
+    pub(crate) endpoint: Option<Endpoint>,
     /// Bearer token for the host.
-    pub token: Option<String>,
+    pub(crate) token: Option<Secret>,
     /// Browser for an inline host (otherwise `AFHTTP_BROWSER_BIN` or PATH).
-    pub browser_bin: Option<PathBuf>,
+    pub(crate) browser_bin: Option<PathBuf>,
+    /// `browser`: the inline host's browser family.
+    pub(crate) browser_family: Option<Backend>,
     /// Browser-only options.
-    pub browser: BrowserOptions,
+    pub(crate) browser: BrowserOptions,
 }
 
 impl FetchRequest {
     /// A GET of `url` with every default.
-    pub fn get(url: Url) -> FetchRequest {
+    pub(crate) fn get(url: Url) -> FetchRequest {
         FetchRequest {
             url,
             method: "GET".into(),
@@ -164,8 +173,49 @@ impl FetchRequest {
             endpoint: None,
             token: None,
             browser_bin: None,
+            browser_family: None,
             browser: BrowserOptions::default(),
         }
+    }
+
+    /// Run against the host at `endpoint` (with its bearer `token`) instead of plain HTTP and
+    /// an inline browser. `replay_args` are what a printed `recommended_command` must repeat
+    /// to reach the same host again (such as `--endpoint-url URL`); never a secret.
+    pub fn on_host(
+        mut self,
+        endpoint: Endpoint,
+        token: Option<Secret>,
+        replay_args: Vec<String>,
+    ) -> FetchRequest {
+        self.endpoint = Some(endpoint);
+        self.token = token;
+        self.browser.replay_args = replay_args;
+        self
+    }
+
+    /// The target URL.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The render mode.
+    pub fn render(&self) -> RenderMode {
+        self.render
+    }
+
+    /// The host this request runs on, if any.
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.endpoint.as_ref()
+    }
+
+    /// The artifact directory asked for (`None`: `<tmp>/afhttp-out/<request_id>/`).
+    pub fn out_dir(&self) -> Option<&std::path::Path> {
+        self.out_dir.as_deref()
+    }
+
+    /// The explicit `want` list, if one was given.
+    pub fn want(&self) -> Option<&[Artifact]> {
+        self.want.as_deref()
     }
 
     /// The artifacts the HTTP path writes: `--want`, or just `body`.

@@ -35,27 +35,27 @@ impl HeaderPair {
     pub fn parse(raw: &str) -> Result<HeaderPair, AfError> {
         let (name, value) = raw
             .split_once(':')
-            .ok_or_else(|| AfError::invalid(format!("--header {raw:?} needs NAME:VALUE")))?;
+            .ok_or_else(|| AfError::invalid(format!("header {raw:?} needs NAME:VALUE")))?;
         let name = name.trim();
         if !is_token(name) || name.len() > 256 {
             return Err(AfError::invalid(format!(
-                "--header name {name:?} is not a valid header name"
+                "header name {name:?} is not a valid header name"
             )));
         }
         if REFUSED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(AfError::invalid(format!(
-                "--header {name} is managed by afhttp and cannot be set"
+                "header {name} is managed by afhttp and cannot be set"
             )));
         }
         let value = value.trim();
         if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return Err(AfError::invalid(format!(
-                "--header {name}: the value contains control characters"
+                "header {name}: the value contains control characters"
             )));
         }
         if value.len() > 16 * 1024 {
             return Err(AfError::invalid(format!(
-                "--header {name}: the value is longer than 16 KiB"
+                "header {name}: the value is longer than 16 KiB"
             )));
         }
         Ok(HeaderPair {
@@ -69,15 +69,13 @@ impl HeaderPair {
 pub fn parse_method(raw: &str) -> Result<String, AfError> {
     if !is_token(raw) || raw.len() > 32 {
         return Err(AfError::invalid(format!(
-            "--method {raw:?} is not a valid HTTP method"
+            "method {raw:?} is not a valid HTTP method"
         )));
     }
     let upper = raw.to_ascii_uppercase();
     let known = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
     if upper == "CONNECT" || upper == "TRACE" {
-        return Err(AfError::invalid(format!(
-            "--method {upper} is not supported"
-        )));
+        return Err(AfError::invalid(format!("method {upper} is not supported")));
     }
     Ok(if known.contains(&upper.as_str()) {
         upper
@@ -131,7 +129,7 @@ pub fn read_data(raw: &str) -> Result<Vec<u8>, AfError> {
             Ok(buf)
         }
         Some(path) => std::fs::read(path)
-            .map_err(|e| AfError::invalid(format!("--data @{path}: cannot read the file ({e})"))),
+            .map_err(|e| AfError::invalid(format!("data @{path}: cannot read the file ({e})"))),
         None => Ok(raw.as_bytes().to_vec()),
     }
 }
@@ -140,10 +138,10 @@ pub fn read_data(raw: &str) -> Result<Vec<u8>, AfError> {
 pub fn parse_form_field(raw: &str) -> Result<(String, FormValue), AfError> {
     let (name, value) = raw
         .split_once('=')
-        .ok_or_else(|| AfError::invalid(format!("--form {raw:?} needs NAME=VALUE")))?;
+        .ok_or_else(|| AfError::invalid(format!("form {raw:?} needs NAME=VALUE")))?;
     if name.is_empty() || name.chars().any(char::is_control) {
         return Err(AfError::invalid(format!(
-            "--form {raw:?}: the field name is empty or has control characters"
+            "form {raw:?}: the field name is empty or has control characters"
         )));
     }
     match value.strip_prefix('@') {
@@ -151,7 +149,7 @@ pub fn parse_form_field(raw: &str) -> Result<(String, FormValue), AfError> {
             let p = PathBuf::from(path);
             if !p.is_file() {
                 return Err(AfError::invalid(format!(
-                    "--form {name}=@{path}: no such file"
+                    "form {name}=@{path}: no such file"
                 )));
             }
             Ok((name.to_string(), FormValue::File(p)))
@@ -174,15 +172,15 @@ pub struct TransportOptions {
 /// Validate `--proxy-url`.
 pub fn parse_proxy_url(raw: &str) -> Result<Url, AfError> {
     let url = Url::parse(raw)
-        .map_err(|e| AfError::invalid(format!("--proxy-url {raw:?} is not a URL ({e})")))?;
+        .map_err(|e| AfError::invalid(format!("proxy_url {raw:?} is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https" | "socks5" | "socks5h") {
         return Err(AfError::invalid(format!(
-            "--proxy-url scheme {:?} is not supported (http, https, socks5, socks5h)",
+            "proxy_url scheme {:?} is not supported (http, https, socks5, socks5h)",
             url.scheme()
         )));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(AfError::invalid("--proxy-url has no host"));
+        return Err(AfError::invalid("proxy_url has no host"));
     }
     Ok(url)
 }

@@ -71,6 +71,11 @@ pub async fn fetch_with(
     let mut escalated = render_decision::before_request(req.render, &want)
         .or_else(|| req.browser.takeover.then_some(EscalationReason::Takeover))
         .or_else(|| {
+            (req.render != RenderMode::None)
+                .then(|| req.browser.tab.clone().map(EscalationReason::Tab))
+                .flatten()
+        })
+        .or_else(|| {
             req.browser
                 .profile
                 .clone()
@@ -207,6 +212,7 @@ fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRe
             | EscalationReason::BrowserOnlyArtifact(_)
             | EscalationReason::ProfileRequested(_)
             | EscalationReason::Takeover
+            | EscalationReason::Tab(_)
     );
     trace.set(
         "render",
@@ -227,51 +233,35 @@ pub fn backoff(base: Duration, attempt: u32) -> Duration {
     exp.saturating_add(jitter).min(MAX_BACKOFF)
 }
 
-/// Browser-only options that cannot be honoured on this path.
+/// Options that need a host, checked once the route is known (every check of the request
+/// itself is [`crate::sdk::fetch::FetchSpec::validate`]'s).
 fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
     let b = &req.browser;
-    if req.render == RenderMode::None {
-        if let Some(a) = req.want.iter().flatten().find(|a| a.browser_only()) {
-            return Err(AfError::invalid(format!(
-                "--want {} needs a browser, but --render none never starts one",
-                a.as_str()
-            )));
-        }
-        for (flag, set) in [
-            ("--profile", b.profile.is_some()),
-            ("--takeover", b.takeover),
-            ("--tab", b.tab.is_some()),
-            ("--evaluate-after-wait", b.evaluate_after_wait.is_some()),
-        ] {
-            if set {
-                return Err(AfError::invalid(format!(
-                    "{flag} needs a browser render; drop --render none"
-                )));
-            }
-        }
-    }
-    if b.tab.is_some() && req.endpoint.is_none() {
+    if b.tab.as_deref().is_some_and(|t| t != "new") && req.endpoint.is_none() {
         return Err(AfError::invalid(
-            "--tab needs --endpoint-url: an inline browser has no existing tabs",
-        ));
+            "tab names an existing tab, but an inline browser has none; use a host endpoint, or tab new",
+        )
+        .with_field("tab"));
     }
     if b.takeover && req.endpoint.is_none() {
         return Err(AfError::new(
             ErrorCode::TakeoverUnavailable,
-            "--takeover needs a takeover-ready host, and none was given or found",
+            "takeover needs a takeover-ready host, and none was given or found",
         )
         .with_hint(
             "pass --endpoint-url of a host started with --takeover-provider, or run `afhttp container install` (fetch finds that container by itself)",
         ));
     }
-    if let Some(p) = &b.profile {
-        crate::profile::ProfileName::parse(p)?;
-        if req.endpoint.is_none() {
-            return Err(
-                AfError::invalid("--profile needs a host: pass --endpoint-url")
-                    .with_hint("profiles live on the host; an inline browser is always ephemeral"),
-            );
-        }
+    if b.profile.is_some() && req.endpoint.is_none() {
+        return Err(AfError::invalid("profile needs a host endpoint")
+            .with_field("profile")
+            .with_hint("profiles live on the host; an inline browser is always ephemeral"));
+    }
+    if req.browser_family.is_some() && req.endpoint.is_some() {
+        return Err(AfError::invalid(
+            "browser chooses an inline browser; a host runs its own (afhttp host --browser)",
+        )
+        .with_field("browser"));
     }
     Ok(())
 }

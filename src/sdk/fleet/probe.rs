@@ -74,7 +74,7 @@ impl Report {
 pub async fn probe(member: &Member, token: Option<&str>, timeout: Duration) -> Report {
     let started = Instant::now();
     let client = Client::new(member.endpoint.clone())
-        .with_token(token.map(str::to_string))
+        .with_token(token.map(crate::sdk::secret::Secret::new))
         .with_timeout(timeout);
     let asked = tokio::time::timeout(timeout, async {
         tokio::try_join!(client.health(), client.capabilities())

@@ -145,7 +145,12 @@ pub async fn fetch(
             Err(e) => return Err(fail(e, json!({"members": fleet.members.len()}))),
         }
     }
-    let reports = probe::probe_all(fleet, req.token.as_deref(), connect_timeout).await;
+    let reports = probe::probe_all(
+        fleet,
+        req.token.as_ref().map(crate::sdk::secret::Secret::expose),
+        connect_timeout,
+    )
+    .await;
     let probe_ms = round1(started.elapsed().as_secs_f64() * 1000.0);
     let base = json!({
         "members": fleet.members.len(),

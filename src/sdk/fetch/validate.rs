@@ -1,0 +1,459 @@
+//! [`FetchSpec::validate`]: the one place a fetch request is checked.
+//!
+//! Headers and the refused header names, method and body, cookies, `tab`, user agent,
+//! limits, URL and option conflicts are all decided here, for the CLI, the SDK builder and
+//! MCP alike. Errors name the spec field (`AfError::field`); each front end turns the field
+//! into its own hint (the CLI into a flag name).
+
+use std::time::Duration;
+
+use crate::error::AfError;
+use crate::profile::{Backend, ProfileName};
+use crate::sdk::cookies::parse::parse_cli_cookie;
+use crate::sdk::fetch::options::{self, HeaderPair, RequestBody, TransportOptions};
+use crate::sdk::fetch::spec::FetchSpec;
+use crate::sdk::fetch::{BrowserOptions, FetchRequest, MAX_RETRIES};
+use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait, MAX_WAIT_MS};
+
+/// Largest accepted `timeout_ms` (24 hours).
+pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+/// Largest accepted `backoff_ms`.
+pub const MAX_BACKOFF_MS: u64 = 60_000;
+/// Largest accepted `network_body_max_bytes` (1 GiB).
+pub const MAX_NETWORK_BODY_BYTES: u64 = 1 << 30;
+/// Longest accepted user agent.
+const MAX_USER_AGENT_BYTES: usize = 4096;
+/// Longest accepted `evaluate_after_wait` script (1 MiB).
+const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// Attach the spec field an error is about.
+fn on(field: &'static str) -> impl Fn(AfError) -> AfError {
+    move |e| e.with_field(field)
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> AfError {
+    AfError::invalid(message).with_field(field)
+}
+
+impl FetchSpec {
+    /// Check every option and turn the spec into the request the pipeline runs.
+    ///
+    /// `data: "@file"` is read here (and `"@-"` reads standard input), so a request that
+    /// validates has its whole body.
+    pub fn validate(self) -> Result<FetchRequest, AfError> {
+        let url = options::parse_target_url(&self.url).map_err(on("url"))?;
+        let render: RenderMode = match &self.render {
+            Some(r) => r.parse().map_err(on("render"))?,
+            None => RenderMode::Auto,
+        };
+        let wait: Wait = match &self.wait {
+            Some(w) => w.parse().map_err(on("wait"))?,
+            None => Wait::Auto,
+        };
+        let want = self
+            .want
+            .as_deref()
+            .map(Artifact::parse_list)
+            .transpose()
+            .map_err(on("want"))?;
+        let network_bodies = self
+            .network_bodies
+            .as_deref()
+            .map(str::parse::<NetworkBodies>)
+            .transpose()
+            .map_err(on("network_bodies"))?;
+        self.check_render_none(render, want.as_deref())?;
+
+        let body = self.body()?;
+        let method = match &self.method {
+            Some(m) => options::parse_method(m).map_err(on("method"))?,
+            None if body.is_some() => "POST".to_string(),
+            None => "GET".to_string(),
+        };
+        if body.is_some() && (method == "HEAD" || method == "GET" && !self.form.is_empty()) {
+            return Err(invalid(
+                "method",
+                format!("method {method} cannot carry a request body"),
+            ));
+        }
+        let headers = self
+            .header
+            .iter()
+            .map(|h| HeaderPair::parse(h))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(on("header"))?;
+        if let Some(ua) = &self.user_agent {
+            if ua.chars().any(char::is_control) || ua.len() > MAX_USER_AGENT_BYTES {
+                return Err(invalid(
+                    "user_agent",
+                    "user_agent has control characters or is longer than 4096 bytes",
+                ));
+            }
+        }
+        let now = crate::sdk::cookies::now_unix();
+        let cookies = self
+            .cookie
+            .iter()
+            .map(|c| parse_cli_cookie(c, &url, now))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(on("cookie"))?;
+        if self.no_cookie_jar && self.cookie_jar.is_some() {
+            return Err(invalid(
+                "no_cookie_jar",
+                "cookie_jar and no_cookie_jar cannot be combined",
+            ));
+        }
+        let cookie_jar = match (&self.cookie_jar, self.no_cookie_jar) {
+            (Some(p), false) if p.as_os_str().is_empty() => {
+                return Err(invalid("cookie_jar", "cookie_jar is empty"))
+            }
+            (Some(p), false) => Some(crate::fsutil::absolute(p)),
+            _ => None,
+        };
+        let timeout_ms = self.timeout_ms.unwrap_or(30_000);
+        if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
+            return Err(invalid(
+                "timeout_ms",
+                format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}"),
+            ));
+        }
+        let retry = self.retry.unwrap_or(0);
+        if retry > MAX_RETRIES {
+            return Err(invalid("retry", format!("retry is at most {MAX_RETRIES}")));
+        }
+        let backoff_ms = self.backoff_ms.unwrap_or(250);
+        if backoff_ms > MAX_BACKOFF_MS {
+            return Err(invalid(
+                "backoff_ms",
+                format!("backoff_ms is at most {MAX_BACKOFF_MS}"),
+            ));
+        }
+        let defaults = BrowserOptions::default();
+        let network_body_max_bytes = self
+            .network_body_max_bytes
+            .unwrap_or(defaults.network_body_max_bytes);
+        if network_body_max_bytes > MAX_NETWORK_BODY_BYTES {
+            return Err(invalid(
+                "network_body_max_bytes",
+                format!("network_body_max_bytes is at most {MAX_NETWORK_BODY_BYTES}"),
+            ));
+        }
+        for (field, v) in [
+            ("readiness_idle_ms", self.readiness_idle_ms),
+            ("readiness_stable_ms", self.readiness_stable_ms),
+        ] {
+            if v.is_some_and(|v| v > MAX_WAIT_MS) {
+                return Err(invalid(field, format!("{field} is at most {MAX_WAIT_MS}")));
+            }
+        }
+        if let Some(out) = &self.out {
+            if out.as_os_str().is_empty() {
+                return Err(invalid("out", "out is empty"));
+            }
+        }
+        let tab = self.tab.as_deref().map(validate_tab).transpose()?;
+        if let Some(p) = &self.profile {
+            ProfileName::parse(p).map_err(on("profile"))?;
+        }
+        if let Some(js) = &self.evaluate_after_wait {
+            if js.len() > MAX_SCRIPT_BYTES {
+                return Err(invalid(
+                    "evaluate_after_wait",
+                    "evaluate_after_wait is longer than 1 MiB",
+                ));
+            }
+        }
+        let browser_family = self
+            .browser
+            .as_deref()
+            .map(Backend::parse)
+            .transpose()
+            .map_err(on("browser"))?;
+        let transport = TransportOptions {
+            proxy_url: self
+                .proxy_url
+                .as_deref()
+                .map(options::parse_proxy_url)
+                .transpose()
+                .map_err(on("proxy_url"))?,
+            ca_cert: self.ca_cert.clone(),
+            tls_insecure: self.tls_insecure,
+        };
+        if transport
+            .ca_cert
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(invalid("ca_cert", "ca_cert is empty"));
+        }
+        Ok(FetchRequest {
+            method,
+            headers,
+            body,
+            cookies,
+            user_agent: self.user_agent,
+            render,
+            want,
+            out_dir: self.out,
+            cookie_jar,
+            retry,
+            backoff: Duration::from_millis(backoff_ms),
+            transport,
+            timeout: Duration::from_millis(timeout_ms),
+            max_response_bytes: self
+                .max_response_bytes
+                .unwrap_or(super::DEFAULT_MAX_RESPONSE_BYTES),
+            no_network_redact: self.no_network_redact,
+            browser_bin: self.browser_bin,
+            browser_family,
+            browser: BrowserOptions {
+                wait,
+                tab,
+                takeover: self.takeover,
+                profile: self.profile,
+                evaluate_after_wait: self.evaluate_after_wait,
+                network_bodies,
+                network_body_max_bytes,
+                readiness_idle_ms: self.readiness_idle_ms.unwrap_or(defaults.readiness_idle_ms),
+                readiness_stable_ms: self
+                    .readiness_stable_ms
+                    .unwrap_or(defaults.readiness_stable_ms),
+                readiness_min_text_bytes: self
+                    .readiness_min_text_bytes
+                    .unwrap_or(defaults.readiness_min_text_bytes),
+                capture_ws: self.capture_ws,
+                capture_sse: self.capture_sse,
+                ..defaults
+            },
+            ..FetchRequest::get(url)
+        })
+    }
+
+    /// The request body from `data`, `data_bytes` or `form` (at most one of them).
+    fn body(&self) -> Result<Option<RequestBody>, AfError> {
+        let given = [
+            self.data.is_some(),
+            self.data_bytes.is_some(),
+            !self.form.is_empty(),
+        ];
+        if given.iter().filter(|g| **g).count() > 1 {
+            return Err(invalid("form", "data and form cannot be combined"));
+        }
+        if let Some(bytes) = &self.data_bytes {
+            return Ok(Some(RequestBody::Bytes(bytes.clone())));
+        }
+        if let Some(d) = &self.data {
+            return options::read_data(d)
+                .map(|b| Some(RequestBody::Bytes(b)))
+                .map_err(on("data"));
+        }
+        if self.form.is_empty() {
+            return Ok(None);
+        }
+        let fields = self
+            .form
+            .iter()
+            .map(|f| options::parse_form_field(f))
+            .collect::<Result<_, _>>()
+            .map_err(on("form"))?;
+        Ok(Some(RequestBody::Form(fields)))
+    }
+
+    /// `render: none` never starts a browser, so every browser-only option is refused out
+    /// loud rather than accepted and ignored.
+    fn check_render_none(
+        &self,
+        render: RenderMode,
+        want: Option<&[Artifact]>,
+    ) -> Result<(), AfError> {
+        if render != RenderMode::None {
+            return Ok(());
+        }
+        if let Some(a) = want.into_iter().flatten().find(|a| a.browser_only()) {
+            return Err(invalid(
+                "want",
+                format!(
+                    "want {} needs a browser, but render none never starts one",
+                    a.as_str()
+                ),
+            ));
+        }
+        let browser_only: [(&'static str, bool); 13] = [
+            ("profile", self.profile.is_some()),
+            ("takeover", self.takeover),
+            ("tab", self.tab.is_some()),
+            ("evaluate_after_wait", self.evaluate_after_wait.is_some()),
+            ("capture_ws", self.capture_ws),
+            ("capture_sse", self.capture_sse),
+            ("network_bodies", self.network_bodies.is_some()),
+            (
+                "network_body_max_bytes",
+                self.network_body_max_bytes.is_some(),
+            ),
+            ("wait", self.wait.is_some()),
+            ("readiness_idle_ms", self.readiness_idle_ms.is_some()),
+            ("readiness_stable_ms", self.readiness_stable_ms.is_some()),
+            (
+                "readiness_min_text_bytes",
+                self.readiness_min_text_bytes.is_some(),
+            ),
+            ("browser", self.browser.is_some()),
+        ];
+        match browser_only.into_iter().find(|(_, set)| *set) {
+            Some((field, _)) => Err(invalid(
+                field,
+                format!("{field} needs a browser render, but render is none"),
+            )
+            .with_hint("drop render none, or drop this option")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `tab`: `new` or a CDP target id (letters, digits, `-`, `_`).
+fn validate_tab(tab: &str) -> Result<String, AfError> {
+    let ok = tab == "new"
+        || (!tab.is_empty()
+            && tab.len() <= 128
+            && tab
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    if ok {
+        Ok(tab.to_string())
+    } else {
+        Err(invalid(
+            "tab",
+            format!("tab {tab:?} must be `new` or a tab id (letters, digits, '-', '_')"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn spec(url: &str) -> FetchSpec {
+        FetchSpec::new(url)
+    }
+
+    fn err(s: FetchSpec) -> AfError {
+        s.validate().err().unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let r = spec("http://127.0.0.1:1/").validate().unwrap();
+        assert_eq!(r.method, "GET");
+        assert_eq!(r.render, RenderMode::Auto);
+        assert_eq!(r.browser.wait, Wait::Auto);
+        assert_eq!(r.timeout, Duration::from_secs(30));
+        assert_eq!(r.backoff, Duration::from_millis(250));
+        assert_eq!(r.browser.readiness_idle_ms, 500);
+        assert_eq!(r.max_response_bytes, 1 << 30);
+    }
+
+    #[test]
+    fn errors_name_fields_not_flags() {
+        let cases: Vec<(FetchSpec, &str)> = vec![
+            (
+                FetchSpec {
+                    header: vec!["Content-Length: 3".into()],
+                    ..spec("http://h/")
+                },
+                "header",
+            ),
+            (
+                FetchSpec {
+                    method: Some(String::new()),
+                    ..spec("http://h/")
+                },
+                "method",
+            ),
+            (
+                FetchSpec {
+                    tab: Some("a b".into()),
+                    ..spec("http://h/")
+                },
+                "tab",
+            ),
+            (spec("ftp://h/"), "url"),
+            (
+                FetchSpec {
+                    render: Some("none".into()),
+                    capture_ws: true,
+                    ..spec("http://h/")
+                },
+                "capture_ws",
+            ),
+            (
+                FetchSpec {
+                    timeout_ms: Some(0),
+                    ..spec("http://h/")
+                },
+                "timeout_ms",
+            ),
+        ];
+        for (s, field) in cases {
+            let e = err(s);
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{e:?}");
+            assert_eq!(e.field.as_deref(), Some(field), "{e:?}");
+            assert!(!e.message.contains("--"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn render_none_refuses_every_browser_only_option() {
+        for s in [
+            FetchSpec {
+                wait: Some("load".into()),
+                ..spec("http://h/")
+            },
+            FetchSpec {
+                network_bodies: Some("all".into()),
+                ..spec("http://h/")
+            },
+            FetchSpec {
+                capture_sse: true,
+                ..spec("http://h/")
+            },
+            FetchSpec {
+                want: Some("screenshot".into()),
+                ..spec("http://h/")
+            },
+        ] {
+            let s = FetchSpec {
+                render: Some("none".into()),
+                ..s
+            };
+            assert_eq!(err(s).code, ErrorCode::InvalidArgument);
+        }
+    }
+
+    #[test]
+    fn profile_names_are_checked_here() {
+        let e = err(FetchSpec {
+            profile: Some("../x".into()),
+            ..spec("http://h/")
+        });
+        assert_eq!(e.code, ErrorCode::ProfileInvalidName);
+    }
+
+    #[test]
+    fn one_body_at_most() {
+        let e = err(FetchSpec {
+            data: Some("a".into()),
+            form: vec!["b=c".into()],
+            ..spec("http://h/")
+        });
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        let r = FetchSpec {
+            data_bytes: Some(vec![0xff, 0]),
+            ..spec("http://h/")
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(r.method, "POST");
+    }
+}
