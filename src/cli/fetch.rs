@@ -137,6 +137,7 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     };
     Ok(match endpoint_url {
         Some(raw) => request.on_host(Endpoint::parse(&raw)?, token, replay_args),
-        None => request,
+        // A fleet routes it later and needs the token for its members.
+        None => request.with_token(token),
     })
 }

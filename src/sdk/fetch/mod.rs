@@ -193,6 +193,12 @@ impl FetchRequest {
         self
     }
 
+    /// The bearer token for hosts this request may be routed to (a fleet's members).
+    pub fn with_token(mut self, token: Option<Secret>) -> FetchRequest {
+        self.token = token;
+        self
+    }
+
     /// The target URL.
     pub fn url(&self) -> &Url {
         &self.url
