@@ -18,6 +18,8 @@ command -v openbox >/dev/null 2>&1 || missing+=(openbox)
 # container tests start their own dockerd on a private socket; nothing is started globally.
 command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+# A real pseudo-terminal for the image-build progress bar test (tests/container_progress.rs).
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 # compose.yaml is validated and brought up once with Debian's docker-compose.
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -10,6 +10,7 @@ mod bad_input;
 mod browser_fetch;
 mod cli_contract;
 mod container;
+mod container_progress;
 mod content_conformance;
 mod deploy;
 mod faults;

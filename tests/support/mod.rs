@@ -6,6 +6,7 @@ pub mod cmd;
 pub mod content;
 pub mod deadline;
 pub mod docker;
+pub mod fake_engine;
 pub mod host;
 pub mod procs;
 pub mod proxy;
