@@ -9,6 +9,11 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # Real Chromium for the browser-host tests (Debian's package; nothing is downloaded elsewhere).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# PDF fixtures and the reference reader (tests/documents_pdf.rs): poppler's pdftotext,
+# Ghostscript as a second producer, qpdf for encrypted copies.
+command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+command -v gs >/dev/null 2>&1 || missing+=(ghostscript)
+command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 # The novnc takeover provider's real display stack (tests/takeover.rs).
 command -v Xvnc >/dev/null 2>&1 || missing+=(tigervnc-standalone-server)
 command -v websockify >/dev/null 2>&1 || missing+=(websockify)

@@ -40,6 +40,8 @@ pub enum ErrorCode {
     ObservationEmpty,
     ReadinessTimeout,
     CookieSkipped,
+    /// A document was read only in part (`--max-pdf-pages`).
+    DocumentTruncated,
     // Configuration / profile / local.
     InvalidArgument,
     SelectorNotFound,
@@ -85,6 +87,7 @@ impl ErrorCode {
         ErrorCode::ObservationEmpty,
         ErrorCode::ReadinessTimeout,
         ErrorCode::CookieSkipped,
+        ErrorCode::DocumentTruncated,
         ErrorCode::InvalidArgument,
         ErrorCode::SelectorNotFound,
         ErrorCode::InvalidEndpoint,
@@ -129,6 +132,7 @@ impl ErrorCode {
             ErrorCode::ObservationEmpty => "observation_empty",
             ErrorCode::ReadinessTimeout => "readiness_timeout",
             ErrorCode::CookieSkipped => "cookie_skipped",
+            ErrorCode::DocumentTruncated => "document_truncated",
             ErrorCode::InvalidArgument => "invalid_argument",
             ErrorCode::SelectorNotFound => "selector_not_found",
             ErrorCode::InvalidEndpoint => "invalid_endpoint",
@@ -178,6 +182,7 @@ impl ErrorCode {
                 | ErrorCode::ObservationEmpty
                 | ErrorCode::ReadinessTimeout
                 | ErrorCode::CookieSkipped
+                | ErrorCode::DocumentTruncated
         )
     }
 }

@@ -266,7 +266,7 @@ fn latin1_page_is_decoded_for_text() {
 }
 
 #[test]
-fn binary_body_gets_empty_projection_warnings() {
+fn image_body_gets_no_projection_and_says_why() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let run = fx
@@ -277,10 +277,12 @@ fn binary_body_gets_empty_projection_warnings() {
     assert!(run.artifact_path("body_file").ends_with("body.png"));
     let w = r["warnings"].as_array().unwrap();
     assert!(
-        w.iter()
-            .any(|w| w["artifact"] == "text" && w["code"] == "artifact_empty"),
+        w.iter().any(|w| w["artifact"] == "text"
+            && w["code"] == "backend_unsupported"
+            && w["message"].as_str().unwrap().contains("no OCR")),
         "{w:?}"
     );
+    assert!(r.get("text_file").is_none());
 }
 
 #[test]

@@ -13,6 +13,8 @@ mod container;
 mod container_progress;
 mod content_conformance;
 mod deploy;
+mod documents;
+mod documents_pdf;
 mod faults;
 mod features;
 mod fetch_cookies;

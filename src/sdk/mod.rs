@@ -10,6 +10,7 @@ pub mod challenge;
 pub mod client;
 pub mod content_type;
 pub mod cookies;
+pub mod documents;
 pub mod endpoint;
 pub mod fetch;
 pub mod fleet;

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::sdk::challenge::Challenge;
-use crate::sdk::html::{is_html_media_type, ShellFacts};
+use crate::sdk::html::ShellFacts;
 use crate::sdk::request::{Artifact, RenderMode};
 
 /// Visible text (bytes) below which a scripted page may be an empty application shell.
@@ -76,25 +76,12 @@ pub struct ResponseFacts<'a> {
 }
 
 impl ResponseFacts<'_> {
-    /// Whether the body is HTML: an HTML `Content-Type`, or none and markup that starts
-    /// like an HTML document.
+    /// Whether the body is HTML: an HTML `Content-Type`, or a missing or generic one and
+    /// bytes that start like an HTML document (`sdk::documents::classify`).
     pub fn is_html(&self) -> bool {
-        match self.content_type {
-            Some(ct) => is_html_media_type(ct),
-            None => looks_like_html(self.body_text),
-        }
+        crate::sdk::documents::classify(self.content_type, self.body_text.as_bytes())
+            == crate::sdk::documents::DocKind::Html
     }
-}
-
-fn looks_like_html(body: &str) -> bool {
-    let head: String = body
-        .trim_start_matches('\u{feff}')
-        .trim_start()
-        .chars()
-        .take(16)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html")
 }
 
 /// Decide before any request: `always`, or a browser-only artifact under `auto`.
@@ -130,10 +117,15 @@ pub fn after_response_with(
     if render != RenderMode::Auto {
         return None;
     }
+    // No content-based reason escalates a document that is not HTML (a PDF, JSON, a feed...):
+    // a browser would only show it in a viewer.
+    if !facts.is_html() {
+        return None;
+    }
     if let Some(c) = facts.challenge {
         return Some(EscalationReason::ChallengeMarkers(c.clone()));
     }
-    let html = facts.is_html() && !facts.body_text.trim().is_empty();
+    let html = !facts.body_text.trim().is_empty();
     if html && matches!(facts.status, 403 | 429 | 503) {
         return Some(EscalationReason::WallStatus(facts.status));
     }

@@ -7,6 +7,7 @@ pub mod content;
 pub mod deadline;
 pub mod docker;
 pub mod fake_engine;
+pub mod documents;
 pub mod host;
 pub mod procs;
 pub mod proxy;

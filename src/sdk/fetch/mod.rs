@@ -148,6 +148,8 @@ pub struct FetchRequest {
     pub(crate) browser_family: Option<Backend>,
     /// Browser-only options.
     pub(crate) browser: BrowserOptions,
+    /// Document options: PDF page cap, `Accept: text/markdown`.
+    pub(crate) documents: crate::sdk::documents::DocumentOptions,
 }
 
 impl FetchRequest {
@@ -175,6 +177,7 @@ impl FetchRequest {
             browser_bin: None,
             browser_family: None,
             browser: BrowserOptions::default(),
+            documents: crate::sdk::documents::DocumentOptions::default(),
         }
     }
 

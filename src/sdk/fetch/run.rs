@@ -9,6 +9,7 @@ use crate::sdk::challenge;
 use crate::sdk::content_type;
 use crate::sdk::cookies::jar;
 use crate::sdk::cookies::Cookie;
+use crate::sdk::documents;
 use crate::sdk::fetch::browser_path::{self, BrowserSlot};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
@@ -50,6 +51,17 @@ pub async fn fetch_with(
         }),
     );
     trace.set("cookie_jar_file", json!(req.cookie_jar));
+    if req.documents.accept_markdown
+        && !req
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("accept"))
+    {
+        req.headers.push(crate::sdk::fetch::HeaderPair {
+            name: "Accept".into(),
+            value: documents::ACCEPT_MARKDOWN.into(),
+        });
+    }
     let fail = |error: AfError, trace: &Trace| FetchFailure {
         error,
         trace: trace.clone(),
@@ -290,18 +302,22 @@ async fn attempt_once(
         .iter()
         .find(|(n, _)| n == "content-type")
         .map(|(_, v)| v.clone());
-    let textual = content_type::is_textual(ct.as_deref());
-    let name = Artifact::Body.file_name_for(None, ct.as_deref());
     let body_started = Instant::now();
+    let declared = ct.clone();
     let captured = body::capture(
         ex.response,
         out,
-        &name,
+        |head| {
+            let kind = documents::classify(declared.as_deref(), head);
+            let ext = documents::body_extension(declared.as_deref(), head);
+            (format!("body.{ext}"), kind.is_textual())
+        },
         req.max_response_bytes,
-        textual,
         &final_url,
     )
     .await?;
+    let kind = documents::classify(ct.as_deref(), &captured.head);
+    let textual = kind.is_textual();
     if let Some(h) = hops.last_mut() {
         h.finished_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
         h.body_bytes = Some(captured.bytes);
@@ -344,20 +360,52 @@ async fn attempt_once(
         body_text,
         challenge: challenge.as_ref(),
     };
-    let parsed = (textual && facts.is_html()).then(|| html::ParsedHtml::parse(body_text));
+    let parsed = (kind == documents::DocKind::Html).then(|| html::ParsedHtml::parse(body_text));
     let shell = parsed.as_ref().map(html::ParsedHtml::shell_facts);
     if let Some(reason) = render_decision::after_response_with(req.render, &facts, shell.as_ref()) {
         return Ok(AttemptEnd::Escalate(reason));
     }
 
     let artifacts_started = Instant::now();
+    let document = match &parsed {
+        Some(_) => None,
+        None if wants_projection(req) => {
+            let budget = req.timeout.saturating_sub(t0.elapsed());
+            let d = documents::project(
+                kind,
+                &captured.text_prefix,
+                captured.path.as_deref(),
+                ct.as_deref(),
+                &final_url,
+                req.documents,
+                budget,
+            )
+            .await;
+            Some(d)
+        }
+        None => None,
+    };
+    if req.documents.accept_markdown {
+        let source = if kind == documents::DocKind::Markdown {
+            "server_markdown"
+        } else {
+            "projection"
+        };
+        trace.set("content_source", json!(source));
+    }
+    if let Some(d) = &document {
+        if let Some(t) = &d.trace {
+            trace.set("document", t.clone());
+        }
+        warnings.extend(d.warnings.iter().cloned());
+    }
     write_projections(
         req,
         out,
         &final_url,
         ct.as_deref(),
-        text.as_deref(),
         parsed.as_ref(),
+        document,
         (!captured.prefix_complete).then_some(captured.text_prefix.len()),
         &mut files,
         &mut warnings,
@@ -408,14 +456,21 @@ async fn attempt_once(
     })))
 }
 
+/// Whether any of `text`, `content`, `content_json` is wanted on the HTTP path.
+fn wants_projection(req: &FetchRequest) -> bool {
+    [Artifact::Text, Artifact::Content, Artifact::ContentJson]
+        .into_iter()
+        .any(|a| req.wants_http(a))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn write_projections(
     req: &FetchRequest,
     out: &mut OutDir,
     final_url: &url::Url,
     ct: Option<&str>,
-    text: Option<&str>,
     parsed: Option<&html::ParsedHtml>,
+    document: Option<documents::Projected>,
     projected_prefix: Option<usize>,
     files: &mut Vec<(Artifact, std::path::PathBuf)>,
     warnings: &mut Vec<Warning>,
@@ -427,26 +482,29 @@ fn write_projections(
     if wanted.is_empty() {
         return Ok(());
     }
-    let Some(text) = text.filter(|t| !t.is_empty()) else {
-        for a in wanted {
-            warnings.push(Warning::artifact(
-                a.as_str(),
-                ErrorCode::ArtifactEmpty,
-                format!(
-                    "no text to project from a {} body",
-                    content_type::essence(ct)
-                ),
-            ));
-        }
-        return Ok(());
-    };
-    let projection = if let Some(doc) = parsed {
-        doc.project(final_url)
-    } else {
-        html::Projection {
-            text: text.to_string(),
-            content_md: text.to_string(),
-            content_json: json!({"schema_version": 1, "url": final_url.as_str(), "title": null, "text_bytes": text.len()}),
+    let projection = match (parsed, document) {
+        (Some(doc), _) => doc.project(final_url),
+        (
+            None,
+            Some(documents::Projected {
+                projection: Some(p),
+                ..
+            }),
+        ) => p,
+        (None, d) => {
+            let (code, why) = d.and_then(|d| d.unavailable).unwrap_or_else(|| {
+                (
+                    ErrorCode::ArtifactEmpty,
+                    format!(
+                        "no text to project from a {} body",
+                        content_type::essence(ct)
+                    ),
+                )
+            });
+            for a in wanted {
+                warnings.push(Warning::artifact(a.as_str(), code, why.clone()));
+            }
+            return Ok(());
         }
     };
     // The bytes actually projected: the in-memory prefix, or less when

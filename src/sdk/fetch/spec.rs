@@ -79,6 +79,14 @@ pub struct FetchSpec {
     /// Largest main response body written, in bytes (default 1073741824, 0 = unlimited).
     #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub max_response_bytes: Option<u64>,
+    /// Pages of a PDF read for text/content at most (default 500); past it content.json
+    /// says truncated.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    pub max_pdf_pages: Option<u32>,
+    /// Ask for markdown ahead of HTML (Accept: text/markdown); a markdown answer is
+    /// content.md as served.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub accept_markdown: bool,
     /// Network-quiet window for --wait auto, in milliseconds (default 500).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_idle_ms: Option<u64>,

@@ -186,6 +186,12 @@ impl FetchSpec {
         {
             return Err(invalid("ca_cert", "ca_cert is empty"));
         }
+        let max_pdf_pages = self
+            .max_pdf_pages
+            .unwrap_or(crate::sdk::documents::pdf::DEFAULT_MAX_PAGES);
+        if max_pdf_pages == 0 {
+            return Err(invalid("max_pdf_pages", "max_pdf_pages must be at least 1"));
+        }
         Ok(FetchRequest {
             method,
             headers,
@@ -204,6 +210,10 @@ impl FetchSpec {
                 .max_response_bytes
                 .unwrap_or(super::DEFAULT_MAX_RESPONSE_BYTES),
             no_network_redact: self.no_network_redact,
+            documents: crate::sdk::documents::DocumentOptions {
+                max_pdf_pages,
+                accept_markdown: self.accept_markdown,
+            },
             browser_bin: self.browser_bin,
             browser_family,
             browser: BrowserOptions {

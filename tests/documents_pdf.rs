@@ -1,0 +1,222 @@
+//! PDFs through the built binary: text agreement with poppler's `pdftotext` on fixtures from
+//! two producers, page counts, encryption, the page cap, and hostile files (truncated,
+//! decompression bomb, deep nesting) ending in warnings.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::documents::{
+    bomb_pdf, nested_pdf, pdf_fixtures, pdftotext, typed, word_f1, DocServer,
+};
+use crate::support::Fixture;
+
+fn serve(names: &[&str]) -> DocServer {
+    let fx = pdf_fixtures();
+    let docs: HashMap<String, _> = names
+        .iter()
+        .map(|n| (format!("/{n}"), typed("application/pdf", &fx.bytes(n))))
+        .collect();
+    DocServer::start(docs)
+}
+
+fn fetch_pdf(fx: &Fixture, url: &str, extra: &[&str]) -> crate::support::Run {
+    let out = fx.path().join(format!("out{}", fastrand_name(url)));
+    fx.cmd()
+        .args([
+            "fetch",
+            url,
+            "--render",
+            "none",
+            "--want",
+            "text,content,content_json",
+            "--timeout-ms",
+            "60000",
+            "--out",
+        ])
+        .arg(&out)
+        .args(extra)
+        .run()
+}
+
+fn fastrand_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap_or_default().replace('.', "_")
+}
+
+fn warning_codes(r: &Value) -> Vec<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn pdf_text_agrees_with_pdftotext() {
+    let names = [
+        "report.pdf",
+        "long.pdf",
+        "gs.pdf",
+        "empty_pw.pdf",
+        "empty_pw_aes128.pdf",
+    ];
+    let srv = serve(&names);
+    let fx = Fixture::new();
+    for name in names {
+        let run = fetch_pdf(&fx, &srv.url(&format!("/{name}")), &[]);
+        let r = run.result();
+        let text = run.artifact_text("text_file");
+        let (reference, pages) = pdftotext(&pdf_fixtures().path(name));
+        let f1 = word_f1(&text, &reference);
+        assert!(
+            f1 >= 0.95,
+            "{name}: word F1 {f1:.3} against pdftotext\nours: {text}\npdftotext: {reference}"
+        );
+        let doc = run.artifact_json("content_json_file");
+        assert_eq!(doc["page_count"], pages, "{name}");
+        assert_eq!(
+            text.matches('\u{c}').count() + 1,
+            pages,
+            "{name}: a form feed between pages"
+        );
+        assert_eq!(doc["pages"].as_array().unwrap().len(), pages, "{name}");
+        assert_eq!(doc["has_text_layer"], true, "{name}");
+        assert_eq!(doc["encrypted"], name.starts_with("empty_pw"), "{name}");
+        assert!(warning_codes(r).is_empty(), "{name}\n{}", run.context);
+        let md = run.artifact_text("content_file");
+        assert!(md.contains("## Page 1\n"), "{name}: {md}");
+        assert!(md.contains(&format!("## Page {pages}\n")), "{name}");
+    }
+}
+
+#[test]
+fn pdf_structure_info_outline_and_links() {
+    let srv = serve(&["report.pdf"]);
+    let fx = Fixture::new();
+    let run = fetch_pdf(&fx, &srv.url("/report.pdf"), &[]);
+    let doc = run.artifact_json("content_json_file");
+    assert_eq!(doc["info"]["title"], "Quarterly Report");
+    assert!(
+        doc["info"]["producer"].as_str().unwrap().contains("Skia"),
+        "{doc}"
+    );
+    assert!(
+        doc["info"]["creation_date"]
+            .as_str()
+            .unwrap()
+            .starts_with("D:"),
+        "{doc}"
+    );
+    let outline: Vec<&str> = doc["outline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outline,
+        ["Quarterly Report", "Costs and margins", "Outlook"],
+        "{doc}"
+    );
+    assert_eq!(doc["links"][0]["uri"], "https://example.com/appendix");
+    // The image-only page is a page without text, not a missing page.
+    assert_eq!(doc["pages"][2]["has_text"], false);
+    let md = run.artifact_text("content_file");
+    assert!(md.contains("## Page 2\n\n#### Costs and margins\n"), "{md}");
+    assert!(md.contains("- <https://example.com/appendix>"), "{md}");
+}
+
+#[test]
+fn scanned_pdf_says_it_has_no_text_layer() {
+    let srv = serve(&["scanned.pdf"]);
+    let fx = Fixture::new();
+    let run = fetch_pdf(&fx, &srv.url("/scanned.pdf"), &[]);
+    let r = run.result();
+    let doc = run.artifact_json("content_json_file");
+    assert_eq!(doc["has_text_layer"], false);
+    assert_eq!(doc["page_count"], 2);
+    let w = r["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w["code"] == "artifact_empty"
+            && w["message"].as_str().unwrap().contains("no text layer")),
+        "{}",
+        run.context
+    );
+}
+
+#[test]
+fn max_pdf_pages_truncates_with_a_warning() {
+    let srv = serve(&["long.pdf"]);
+    let fx = Fixture::new();
+    let run = fetch_pdf(&fx, &srv.url("/long.pdf"), &["--max-pdf-pages", "3"]);
+    let r = run.result();
+    let doc = run.artifact_json("content_json_file");
+    assert_eq!(
+        (doc["page_count"].as_u64(), doc["pages_read"].as_u64()),
+        (Some(100), Some(3))
+    );
+    assert_eq!(doc["truncated"], true);
+    assert_eq!(warning_codes(r), ["document_truncated"], "{}", run.context);
+    assert_eq!(run.artifact_text("text_file").matches('\u{c}').count(), 2);
+    let bad = fx
+        .cmd()
+        .args(["fetch", &srv.url("/long.pdf"), "--max-pdf-pages", "0"])
+        .run();
+    bad.error("invalid_argument", 1);
+}
+
+#[test]
+fn locked_and_corrupt_pdfs_give_the_body_and_a_warning() {
+    let srv = serve(&["locked.pdf", "truncated.pdf"]);
+    let fx = Fixture::new();
+    for (name, code) in [
+        ("locked.pdf", "backend_unsupported"),
+        ("truncated.pdf", "artifact_capture_failed"),
+    ] {
+        let run = fetch_pdf(&fx, &srv.url(&format!("/{name}")), &[]);
+        let r = run.result();
+        assert_eq!(
+            std::fs::read(run.artifact_path("body_file")).unwrap(),
+            pdf_fixtures().bytes(name)
+        );
+        for a in ["text", "content", "content_json"] {
+            assert!(
+                r.get(format!("{a}_file")).is_none(),
+                "{name}\n{}",
+                run.context
+            );
+        }
+        assert_eq!(
+            warning_codes(r),
+            [code, code, code],
+            "{name}\n{}",
+            run.context
+        );
+    }
+}
+
+#[test]
+fn hostile_pdfs_end_within_the_budget() {
+    let mut docs = HashMap::new();
+    docs.insert(
+        "/bomb.pdf".to_string(),
+        typed("application/pdf", &bomb_pdf(1 << 30)),
+    );
+    docs.insert(
+        "/nested.pdf".to_string(),
+        typed("application/pdf", &nested_pdf(200_000)),
+    );
+    let srv = DocServer::start(docs);
+    let fx = Fixture::new();
+    for name in ["bomb.pdf", "nested.pdf"] {
+        let started = Instant::now();
+        let run = fetch_pdf(&fx, &srv.url(&format!("/{name}")), &[]);
+        let r = run.result();
+        // Liveness, not speed: the reader's budget is 25 s.
+        assert!(started.elapsed() < Duration::from_secs(50), "{name}");
+        assert!(!warning_codes(r).is_empty(), "{name}\n{}", run.context);
+        assert!(run.artifact_path("body_file").ends_with("body.pdf"));
+    }
+}
