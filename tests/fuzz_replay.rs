@@ -27,7 +27,7 @@ fn names(dir: &Path, suffix: &str) -> BTreeSet<String> {
 #[test]
 fn every_fuzz_target_is_registered_and_has_a_corpus() {
     let registered: BTreeSet<String> = TARGETS.iter().map(|(n, _)| n.to_string()).collect();
-    assert_eq!(registered.len(), 7, "one target per input family");
+    assert_eq!(registered.len(), 8, "one target per input family");
     let binaries = names(&fuzz_dir().join("fuzz_targets"), ".rs");
     let corpora = names(&fuzz_dir().join("corpus"), "");
     assert_eq!(
@@ -118,4 +118,9 @@ fn replay_profile_name() {
 #[test]
 fn replay_html_content() {
     replay("html_content");
+}
+
+#[test]
+fn replay_pdf_text() {
+    replay("pdf_text");
 }

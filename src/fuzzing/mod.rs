@@ -9,6 +9,8 @@
 pub mod cookies;
 pub mod html;
 pub mod inputs;
+#[cfg(feature = "cli")]
+pub mod pdf;
 
 use std::borrow::Cow;
 
@@ -24,6 +26,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("header", inputs::header),
     ("profile_name", inputs::profile_name),
     ("html_content", html::html_content),
+    #[cfg(feature = "cli")]
+    ("pdf_text", pdf::pdf_text),
 ];
 
 /// The body registered for target `name`.
