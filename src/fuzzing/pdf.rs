@@ -42,6 +42,6 @@ pub fn pdf_text(data: &[u8]) {
             assert_eq!(back.as_ref(), Some(&proj.content_json));
         }
         (None, Some(_)) => {}
-        other => panic!("a projection or a reason, not {other:?}"),
+        other => unreachable!("a projection or a reason, not {other:?}"),
     }
 }
