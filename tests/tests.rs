@@ -39,6 +39,7 @@ mod request_contract;
 mod sandbox;
 mod security;
 mod skill;
+mod swarm;
 mod takeover;
 mod takeover_fetch;
 mod transfer;
