@@ -42,6 +42,9 @@ pub enum ErrorCode {
     CookieSkipped,
     /// A document was read only in part (`--max-pdf-pages`).
     DocumentTruncated,
+    /// The page opened a JavaScript dialog (alert, confirm, prompt, beforeunload); the fetch
+    /// answered it and went on.
+    DialogHandled,
     // Configuration / profile / local.
     InvalidArgument,
     SelectorNotFound,
@@ -88,6 +91,7 @@ impl ErrorCode {
         ErrorCode::ReadinessTimeout,
         ErrorCode::CookieSkipped,
         ErrorCode::DocumentTruncated,
+        ErrorCode::DialogHandled,
         ErrorCode::InvalidArgument,
         ErrorCode::SelectorNotFound,
         ErrorCode::InvalidEndpoint,
@@ -133,6 +137,7 @@ impl ErrorCode {
             ErrorCode::ReadinessTimeout => "readiness_timeout",
             ErrorCode::CookieSkipped => "cookie_skipped",
             ErrorCode::DocumentTruncated => "document_truncated",
+            ErrorCode::DialogHandled => "dialog_handled",
             ErrorCode::InvalidArgument => "invalid_argument",
             ErrorCode::SelectorNotFound => "selector_not_found",
             ErrorCode::InvalidEndpoint => "invalid_endpoint",
@@ -183,6 +188,7 @@ impl ErrorCode {
                 | ErrorCode::ReadinessTimeout
                 | ErrorCode::CookieSkipped
                 | ErrorCode::DocumentTruncated
+                | ErrorCode::DialogHandled
         )
     }
 }

@@ -13,6 +13,7 @@ mod container;
 mod container_progress;
 mod content_conformance;
 mod deploy;
+mod dialogs;
 mod documents;
 mod documents_pdf;
 mod faults;

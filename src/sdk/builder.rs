@@ -169,6 +169,10 @@ impl<'c> FetchBuilder<'c> {
     pub fn wait(self, wait: Wait) -> Self {
         self.edit(|s| s.wait = Some(wait.to_string()))
     }
+    /// `--dialog accept`: accept JavaScript dialogs instead of dismissing them.
+    pub fn accept_dialogs(self) -> Self {
+        self.edit(|s| s.dialog = Some("accept".into()))
+    }
     /// `--user-agent`.
     pub fn user_agent(self, ua: impl Into<String>) -> Self {
         let ua = ua.into();

@@ -13,6 +13,7 @@ pub mod procs;
 pub mod proxy;
 pub mod routes;
 pub mod routes_content;
+pub mod routes_dialog;
 pub mod routes_network;
 pub mod routes_observation;
 pub mod routes_takeover;

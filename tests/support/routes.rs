@@ -96,6 +96,7 @@ pub fn router() -> Router {
             get(|| async { html(BROWSER_STUCK_STORAGE) }),
         )
         .merge(super::routes_content::router())
+        .merge(super::routes_dialog::router())
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
         .merge(super::routes_transfer::router())

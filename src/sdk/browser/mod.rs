@@ -76,11 +76,13 @@ pub async fn browser_fetch(
         network: NetworkLog::new(&tab.target_id)
             .with_streams(req.browser.capture_ws, req.browser.capture_sse),
         console: Vec::new(),
+        dialogs: Vec::new(),
         downloads: Vec::new(),
         changed: Arc::default(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
-    let collector = session::collect(events, state.clone(), paused_tx);
+    let (dialog_tx, mut dialog_rx) = mpsc::unbounded_channel();
+    let collector = session::collect(events, state.clone(), paused_tx, dialog_tx);
     let run = drive(
         conn,
         &tab,
@@ -92,6 +94,20 @@ pub async fn browser_fetch(
         trace,
         deadline,
     );
+    // Dialogs are answered as they open, whatever the fetch is waiting on: an open dialog
+    // blocks the page's script, its load event and every capture call.
+    let answering = session::answer_dialogs(
+        conn,
+        &tab.session_id,
+        &mut dialog_rx,
+        req.browser.dialog_accept,
+    );
+    let run = async {
+        tokio::select! {
+            r = run => r,
+            () = answering => unreachable_dialog_end(),
+        }
+    };
     let result = match tokio::time::timeout_at(deadline.into(), run).await {
         Ok(r) => r,
         Err(_) => Err(AfError::new(
@@ -115,6 +131,14 @@ pub async fn browser_fetch(
     }
     collector.abort();
     result
+}
+
+/// `answer_dialogs` never resolves; this arm only satisfies the select.
+fn unreachable_dialog_end() -> Result<FetchOutcome, AfError> {
+    Err(AfError::new(
+        ErrorCode::CdpUnavailable,
+        "the dialog handler stopped",
+    ))
 }
 
 /// Time left before `deadline`, at least 100 ms so a last call can still be answered.
@@ -252,6 +276,10 @@ async fn drive(
         return Err(session::crashed_error(&why));
     }
     warnings.extend(captured.warnings);
+    warnings.extend(session::dialog_warnings(
+        &lock(state),
+        req.browser.dialog_accept,
+    ));
     Ok(outcome(
         req,
         state,

@@ -35,6 +35,8 @@ pub struct PageState {
     pub network: NetworkLog,
     /// Console, exception and log entries in arrival order.
     pub console: Vec<Value>,
+    /// JavaScript dialogs the page opened, as `(kind, message)`, in order.
+    pub dialogs: Vec<(String, String)>,
     /// Downloads the tab started (`Page.download*`).
     pub downloads: Vec<super::download::TabDownload>,
     /// Signalled after every folded event, so a waiter reacts at once instead of on its
@@ -245,17 +247,22 @@ pub async fn detach(conn: &CdpConnection, tab: &Tab) {
 }
 
 /// Start the collector: it folds every session event into the state and forwards
-/// `Fetch.requestPaused` events to `paused`.
+/// `Fetch.requestPaused` events to `paused` and `Page.javascriptDialogOpening` events to
+/// `dialogs` (after recording them), for the fetch to answer.
 pub fn collect(
     mut events: mpsc::UnboundedReceiver<CdpEvent>,
     state: Shared,
     paused: mpsc::UnboundedSender<Value>,
+    dialogs: mpsc::UnboundedSender<Value>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(ev) = events.recv().await {
             if ev.method == "Fetch.requestPaused" {
                 let _ = paused.send(ev.params);
                 continue;
+            }
+            if ev.method == "Page.javascriptDialogOpening" {
+                let _ = dialogs.send(ev.params.clone());
             }
             let changed = {
                 let mut st = lock(&state);
@@ -331,6 +338,20 @@ pub fn on_event(st: &mut PageState, method: &str, p: &Value) {
                 "received_unix_ms": now_ms(),
             }));
         }
+        "Page.javascriptDialogOpening" => {
+            let kind = p["type"].as_str().unwrap_or("alert").to_string();
+            let message = p["message"].as_str().unwrap_or_default().to_string();
+            st.console.push(json!({
+                "source": "dialog",
+                "level": "info",
+                "kind": kind,
+                "text": message,
+                "url": p["url"],
+                "default_prompt": p["defaultPrompt"],
+                "received_unix_ms": now_ms(),
+            }));
+            st.dialogs.push((kind, message));
+        }
         m if m.starts_with("Network.") => st.network.on_event(m, p),
         m if m.starts_with("Page.download") => super::download::on_event(&mut st.downloads, m, p),
         _ => {}
@@ -348,6 +369,45 @@ fn remote_object_text(o: &Value) -> String {
             .to_string(),
         v => v.to_string(),
     }
+}
+
+/// Answer every JavaScript dialog the collector forwards as it opens (`accept` or dismiss;
+/// a prompt gets its default text). Never resolves: it runs beside the fetch.
+pub async fn answer_dialogs(
+    conn: &CdpConnection,
+    session: &str,
+    dialogs: &mut mpsc::UnboundedReceiver<Value>,
+    accept: bool,
+) {
+    while let Some(d) = dialogs.recv().await {
+        let mut params = json!({"accept": accept});
+        if accept && d["type"] == "prompt" {
+            params["promptText"] = d["defaultPrompt"].clone();
+        }
+        let _ = conn
+            .send(
+                Some(session),
+                "Page.handleJavaScriptDialog",
+                params,
+                Duration::from_secs(5),
+            )
+            .await;
+    }
+    std::future::pending::<()>().await;
+}
+
+/// The `dialog_handled` warnings for the dialogs the page opened.
+pub fn dialog_warnings(st: &PageState, accepted: bool) -> Vec<crate::error::Warning> {
+    let how = if accepted { "accepted" } else { "dismissed" };
+    st.dialogs
+        .iter()
+        .map(|(kind, message)| {
+            crate::error::Warning::general(
+                ErrorCode::DialogHandled,
+                format!("the page opened a {kind} dialog ({message:?}); it was {how}"),
+            )
+        })
+        .collect()
 }
 
 /// Resolves with the crash reason once the renderer has crashed (polled every 50 ms).

@@ -71,6 +71,8 @@ pub struct BrowserOptions {
     pub capture_ws: bool,
     /// `--capture-sse`.
     pub capture_sse: bool,
+    /// `--dialog accept`: JavaScript dialogs are accepted rather than dismissed.
+    pub dialog_accept: bool,
     /// The browser is thrown away right after this fetch (an inline host), so the tab is
     /// left open rather than closed and waited for.
     pub browser_discarded_after: bool,
@@ -98,6 +100,7 @@ impl Default for BrowserOptions {
             browser_discarded_after: false,
             isolated_context: false,
             capture_sse: false,
+            dialog_accept: false,
         }
     }
 }

@@ -59,6 +59,10 @@ pub struct FetchSpec {
     /// User-Agent header value.
     #[cfg_attr(feature = "cli", arg(long, value_name = "STRING"))]
     pub user_agent: Option<String>,
+    /// How JavaScript dialogs (alert, confirm, prompt, beforeunload) are answered as they
+    /// open: dismiss (default) or accept. Each is recorded in console.json and warned about.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "accept|dismiss"))]
+    pub dialog: Option<String>,
     /// JavaScript to evaluate after the wait, before capture (browser path only).
     #[cfg_attr(feature = "cli", arg(long, value_name = "JS"))]
     pub evaluate_after_wait: Option<String>,

@@ -163,6 +163,16 @@ impl FetchSpec {
                 ));
             }
         }
+        let dialog_accept = match self.dialog.as_deref() {
+            None | Some("dismiss") => false,
+            Some("accept") => true,
+            Some(other) => {
+                return Err(invalid(
+                    "dialog",
+                    format!("dialog must be accept or dismiss, not {other:?}"),
+                ))
+            }
+        };
         let browser_family = self
             .browser
             .as_deref()
@@ -233,6 +243,7 @@ impl FetchSpec {
                     .unwrap_or(defaults.readiness_min_text_bytes),
                 capture_ws: self.capture_ws,
                 capture_sse: self.capture_sse,
+                dialog_accept,
                 ..defaults
             },
             ..FetchRequest::get(url)
@@ -288,7 +299,8 @@ impl FetchSpec {
                 ),
             ));
         }
-        let browser_only: [(&'static str, bool); 13] = [
+        let browser_only: [(&'static str, bool); 14] = [
+            ("dialog", self.dialog.is_some()),
             ("profile", self.profile.is_some()),
             ("takeover", self.takeover),
             ("tab", self.tab.is_some()),
