@@ -7,9 +7,10 @@ demo: ## Build, serve the bundled demo site, fetch it, show the artifacts.
 test: ## Install what the tests need, lint, run all tests.
 	./scripts/test.sh
 
-docs: ## Regenerate docs/cli.md from the command line definitions.
+docs: ## Regenerate docs/cli.md and the generated tables of docs/reference.md.
 	cargo build --quiet
 	./target/debug/afhttp --help --recursive --output markdown > docs/cli.md
+	AFHTTP_TEST_WRITE_DOCS=1 cargo test --quiet --lib env::tests::reference_table_is_fresh
 
 bench: ## Run the benchmarks and rewrite docs/benchmarks.md.
 	./bench/run.sh

@@ -68,6 +68,21 @@ pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 pub const TERM: &str = "TERM";
 /// Home directory, used for `~/.local/share` and agent skill directories.
 pub const HOME: &str = "HOME";
+/// The Docker Engine `afhttp container` and driver discovery talk to (default: the local
+/// socket `unix:///var/run/docker.sock`).
+pub const DOCKER_HOST: &str = "DOCKER_HOST";
+/// Program search path: where the host looks for browsers and display programs (never
+/// passed on as-is to the browser, which gets a minimal environment).
+pub const PATH: &str = "PATH";
+/// Temporary directory. When it is set, inline fetches keep their throwaway profile there
+/// instead of `/dev/shm`.
+pub const TMPDIR: &str = "TMPDIR";
+/// Extra PEM CA bundle trusted by the host transport and the HTTP path, read by the
+/// system-certificate loader (rustls-native-certs).
+pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+/// Test-only: `1` makes the docs freshness tests rewrite the generated parts of
+/// `docs/reference.md` instead of failing (`make docs`).
+pub const TEST_WRITE_DOCS: &str = "AFHTTP_TEST_WRITE_DOCS";
 
 /// Whether an environment value counts as true (`1`, `true`, `yes`, `on`, any case).
 pub fn is_truthy(value: &str) -> bool {
@@ -82,8 +97,111 @@ pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// One declared variable: its name and its documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// The constant in this module.
+    pub constant: String,
+    /// The variable's name.
+    pub name: String,
+    /// The doc comment, joined into one line.
+    pub doc: String,
+}
+
+/// Every variable declared in this file, in order, read from its own source, so the
+/// documentation table cannot miss a constant added later.
+pub fn declared() -> Vec<Declared> {
+    let mut out = Vec::new();
+    let mut doc: Vec<&str> = Vec::new();
+    for line in include_str!("env.rs").lines() {
+        let line = line.trim();
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim());
+            continue;
+        }
+        let decl = line
+            .strip_prefix("pub const ")
+            .and_then(|rest| rest.split_once(": &str = \""))
+            .and_then(|(c, v)| Some((c, v.strip_suffix("\";")?)));
+        if let Some((constant, name)) = decl {
+            out.push(Declared {
+                constant: constant.to_string(),
+                name: name.to_string(),
+                doc: doc.join(" "),
+            });
+        }
+        doc.clear();
+    }
+    out
+}
+
+/// The environment table of `docs/reference.md`, generated from [`declared`].
+pub fn reference_table() -> String {
+    let mut t = String::from("| Variable | Meaning |\n| --- | --- |\n");
+    for d in declared() {
+        t.push_str(&format!(
+            "| `{}` | {} |\n",
+            d.name,
+            d.doc.replace('|', "\\|")
+        ));
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_constant_is_declared_once_with_a_doc() {
+        let all = super::declared();
+        assert!(all.len() > 30, "{}", all.len());
+        let mut names = std::collections::HashSet::new();
+        for d in &all {
+            assert!(!d.doc.is_empty(), "{} has no doc comment", d.constant);
+            assert!(names.insert(d.name.clone()), "{} declared twice", d.name);
+        }
+        assert!(all.iter().any(|d| d.name == "DOCKER_HOST"));
+    }
+
+    #[test]
+    fn reference_table_is_fresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let (start, end) = ("<!-- env-table:start -->\n", "<!-- env-table:end -->");
+        let a = doc
+            .find(start)
+            .expect("docs/reference.md has the env-table markers")
+            + start.len();
+        let b = doc.find(end).unwrap();
+        let table = super::reference_table();
+        if doc[a..b] != table {
+            if std::env::var_os(super::TEST_WRITE_DOCS).is_some() {
+                std::fs::write(path, format!("{}{table}{}", &doc[..a], &doc[b..])).unwrap();
+                return;
+            }
+            panic!("docs/reference.md's environment table is stale: run `make docs`");
+        }
+    }
+
+    /// Variables are read only through the names declared here.
+    #[test]
+    fn no_variable_is_named_outside_this_file() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut stack = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("src/env.rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for bad in ["env::var(\"", "env::var_os(\""] {
+                        assert!(!text.contains(bad), "{} reads a variable by literal name ({bad}…); declare it in src/env.rs", p.display());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn truthy_values() {
         for v in ["1", "true", "TRUE", "yes", "on"] {

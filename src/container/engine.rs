@@ -16,7 +16,7 @@ const CONNECT_TIMEOUT_S: u64 = 5;
 /// Connect through `DOCKER_HOST` (or the default socket), negotiate the API version and
 /// ping. An engine that does not answer is `container_engine_unavailable`.
 pub async fn connect() -> Result<Docker, AfError> {
-    let host = std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty());
+    let host = crate::env::var(crate::env::DOCKER_HOST);
     let shown = host
         .clone()
         .unwrap_or_else(|| "unix:///var/run/docker.sock".into());

@@ -81,7 +81,7 @@ const MEMORY_SCRATCH_MIN_FREE: u64 = 1 << 30;
 /// time (about 100 ms of a cold fetch, measured in `bench/run_browser.py`). An explicit
 /// `TMPDIR` is the user's choice and wins.
 pub fn memory_scratch_root() -> Option<std::path::PathBuf> {
-    if std::env::var_os("TMPDIR").is_some() {
+    if std::env::var_os(crate::env::TMPDIR).is_some() {
         return None;
     }
     let shm = std::path::Path::new("/dev/shm");

@@ -83,7 +83,7 @@ fn pdeathsig_wrapper() -> Option<&'static Path> {
     static SETPRIV: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     SETPRIV
         .get_or_init(|| {
-            let path = std::env::var_os("PATH").unwrap_or_default();
+            let path = std::env::var_os(crate::env::PATH).unwrap_or_default();
             let found = std::env::split_paths(&path)
                 .chain([std::path::PathBuf::from("/usr/bin"), "/bin".into()])
                 .map(|dir| dir.join("setpriv"))

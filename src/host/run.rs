@@ -160,7 +160,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.max_clients = opts.max_clients;
     config.max_tabs = opts.max_tabs;
     config.validate()?;
-    let path_env = std::env::var_os("PATH");
+    let path_env = std::env::var_os(crate::env::PATH);
     let (backend, binary) = match (opts.backend, &opts.browser_bin) {
         (Some(b), explicit) => (
             b,

@@ -144,7 +144,7 @@ pub async fn launch(opts: &LaunchOptions) -> Result<RunningBrowser, AfError> {
             launch_polled(opts, &opts.binary, &args, &env, port).await
         }
         Backend::Camoufox => {
-            let parent_path = std::env::var_os("PATH");
+            let parent_path = std::env::var_os(crate::env::PATH);
             let foxbridge = find_executable("foxbridge", parent_path.as_deref())
                 .ok_or_else(|| launch_failed("foxbridge is not on PATH".to_string()))?;
             let port = reserve_port()?;

@@ -147,7 +147,7 @@ pub(crate) fn component_env(state_dir: &Path, display: Option<&str>) -> Vec<(Str
 
 /// Find `name` on the parent's PATH, or say which package provides it.
 pub(crate) fn require(name: &str, package: &str) -> Result<PathBuf, AfError> {
-    let path = std::env::var_os("PATH");
+    let path = std::env::var_os(crate::env::PATH);
     crate::host::browser::find_executable(name, path.as_deref()).ok_or_else(|| {
         AfError::new(
             ErrorCode::TakeoverUnavailable,

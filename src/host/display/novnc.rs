@@ -101,7 +101,7 @@ pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfErr
     };
     let display = format!(":{n}");
     let env = component_env(&opts.state_dir, Some(&display));
-    let path = std::env::var_os("PATH");
+    let path = std::env::var_os(crate::env::PATH);
     if let Some(wm) = crate::host::browser::find_executable("openbox", path.as_deref()) {
         // Optional: without a window manager the browser still fills the screen through
         // its window position and size.
