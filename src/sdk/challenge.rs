@@ -68,6 +68,8 @@ const MARKERS: &[MarkerDoc] = &[
     MarkerDoc { vendor: "datadome", page_kind: SC, marker: "header `x-datadome` with status 403" },
     MarkerDoc { vendor: "cloudflare", page_kind: SC, marker: "body contains `_cf_chl_opt` with status 403/429/503 or title \"Just a moment...\"" },
     MarkerDoc { vendor: "cloudflare", page_kind: SC, marker: "title \"Just a moment...\" and body contains `/cdn-cgi/challenge-platform/`" },
+    MarkerDoc { vendor: "cloudflare", page_kind: SC, marker: "body contains `id=\"challenge-running\"` and `/cdn-cgi/challenge-platform/` (any status, 200 included)" },
+    MarkerDoc { vendor: "cloudflare", page_kind: SC, marker: "a Turnstile widget (`cf-turnstile` or `challenges.cloudflare.com/turnstile`) with title \"Just a moment...\", or with no input fields and under 1024 bytes of visible text (a login form with Turnstile is not classified)" },
     MarkerDoc { vendor: "cloudflare", page_kind: SC, marker: "title \"Attention Required! | Cloudflare\" with a captcha widget (`cf_captcha_kind`, `h-captcha`, `g-recaptcha`)" },
     MarkerDoc { vendor: "cloudflare", page_kind: BW, marker: "`cf-error-details` with title \"Attention Required! | Cloudflare\", \"Sorry, you have been blocked\" or \"used Cloudflare to restrict access\"" },
     MarkerDoc { vendor: "akamai", page_kind: BW, marker: "body contains an `errors.edgesuite.net` reference (plain or `&#46;`-encoded) and \"Access Denied\"" },
@@ -183,6 +185,30 @@ fn cloudflare(i: &Input<'_>) -> Option<Challenge> {
                 SC,
                 "cloudflare",
                 "body contains _cf_chl_opt with title \"Just a moment...\"",
+            );
+        }
+    }
+    if i.has("/cdn-cgi/challenge-platform/")
+        && (i.has("id=\"challenge-running\"") || i.has("id='challenge-running'"))
+    {
+        return hit(
+            SC,
+            "cloudflare",
+            format!(
+                "challenge-running with /cdn-cgi/challenge-platform/ (status {})",
+                i.status
+            ),
+        );
+    }
+    if i.has("cf-turnstile") || i.has("challenges.cloudflare.com/turnstile") {
+        if just_a_moment {
+            return hit(SC, "cloudflare", "turnstile widget with title \"Just a moment...\"");
+        }
+        if let Some(text_bytes) = widget_alone(i) {
+            return hit(
+                SC,
+                "cloudflare",
+                format!("turnstile widget with no input fields and visible_text_bytes={text_bytes}"),
             );
         }
     }
@@ -325,17 +351,21 @@ fn captcha_widget(i: &Input<'_>) -> Option<Challenge> {
             format!("{widget} widget with status {}", i.status),
         );
     }
-    // Only now pay for a parse: is the page essentially just the widget?
-    let doc = ParsedHtml::parse(i.body);
-    let text_bytes = doc.text().trim().len();
-    if doc.user_input_count() == 0 && text_bytes < WIDGET_WALL_TEXT_BYTES {
-        return hit(
+    widget_alone(i).and_then(|text_bytes| {
+        hit(
             SC,
             vendor,
             format!("{widget} widget with no input fields and visible_text_bytes={text_bytes}"),
-        );
-    }
-    None
+        )
+    })
+}
+
+/// The visible text bytes when the page is essentially just a widget (no input fields, little
+/// text); `None` otherwise. Only called once a widget marker matched, since it parses.
+fn widget_alone(i: &Input<'_>) -> Option<usize> {
+    let doc = ParsedHtml::parse(i.body);
+    let text_bytes = doc.text().trim().len();
+    (doc.user_input_count() == 0 && text_bytes < WIDGET_WALL_TEXT_BYTES).then_some(text_bytes)
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
@@ -457,6 +487,24 @@ pub(crate) mod tests {
             "vercel",
             "header x-vercel-mitigated: challenge",
         ),
+        (
+            "cloudflare_turnstile_widget",
+            SC,
+            "cloudflare",
+            "turnstile widget with no input fields and visible_text_bytes=",
+        ),
+        (
+            "cloudflare_turnstile_just_a_moment",
+            SC,
+            "cloudflare",
+            "turnstile widget with title \"Just a moment...\"",
+        ),
+        (
+            "cloudflare_challenge_running_200",
+            SC,
+            "cloudflare",
+            "challenge-running with /cdn-cgi/challenge-platform/ (status 200)",
+        ),
     ];
 
     const NEGATIVES: &[&str] = &[
@@ -468,6 +516,7 @@ pub(crate) mod tests {
         "neg_rate_limit_429_json",
         "neg_cloudflare_jsd_normal_page",
         "neg_perimeterx_sensor_normal_page",
+        "neg_login_with_turnstile",
     ];
 
     #[test]

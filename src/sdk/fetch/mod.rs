@@ -146,8 +146,10 @@ pub struct FetchRequest {
     /// Bearer token for the host.
     pub(crate) token: Option<Secret>,
     /// Browser for an inline host (otherwise `AFHTTP_BROWSER_BIN` or PATH).
+    #[cfg_attr(not(feature = "host"), allow(dead_code))]
     pub(crate) browser_bin: Option<PathBuf>,
     /// `browser`: the inline host's browser family.
+    #[cfg_attr(not(feature = "host"), allow(dead_code))]
     pub(crate) browser_family: Option<Backend>,
     /// Browser-only options.
     pub(crate) browser: BrowserOptions,
