@@ -202,13 +202,19 @@ fn cloudflare(i: &Input<'_>) -> Option<Challenge> {
     }
     if i.has("cf-turnstile") || i.has("challenges.cloudflare.com/turnstile") {
         if just_a_moment {
-            return hit(SC, "cloudflare", "turnstile widget with title \"Just a moment...\"");
+            return hit(
+                SC,
+                "cloudflare",
+                "turnstile widget with title \"Just a moment...\"",
+            );
         }
         if let Some(text_bytes) = widget_alone(i) {
             return hit(
                 SC,
                 "cloudflare",
-                format!("turnstile widget with no input fields and visible_text_bytes={text_bytes}"),
+                format!(
+                    "turnstile widget with no input fields and visible_text_bytes={text_bytes}"
+                ),
             );
         }
     }
