@@ -33,6 +33,9 @@ fn fetch(fx: &Fixture, fleet: &str, url: &str, extra: &[&str]) -> Run {
         .args(["fetch", url, "--fleet", fleet, "--token-secret", TOKEN])
         .args(["--render", "always", "--want", "text", "--no-cookie-jar"])
         .args(["--timeout-ms", "60000"])
+        // The probe's connect bound, generous: under the whole suite's load a live member's
+        // /health can take longer than the 2 s default (a dead port still refuses at once).
+        .args(["--fleet-connect-timeout-ms", "10000"])
         .args(extra)
         .run()
 }
