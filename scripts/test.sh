@@ -14,6 +14,8 @@ command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v gs >/dev/null 2>&1 || missing+=(ghostscript)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
+# --ca-cert on the inline browser builds an NSS database with certutil (tests/browser_options.rs).
+command -v certutil >/dev/null 2>&1 || missing+=(libnss3-tools)
 # The novnc takeover provider's real display stack (tests/takeover.rs).
 command -v Xvnc >/dev/null 2>&1 || missing+=(tigervnc-standalone-server)
 command -v websockify >/dev/null 2>&1 || missing+=(websockify)

@@ -329,3 +329,13 @@ fn fifty_megabyte_body_streams_to_disk() {
         "peak RSS {rss_kib} KiB: the body is held in memory"
     );
 }
+
+#[test]
+fn tls_to_a_plain_http_server_is_tls_error_not_retryable() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let url = srv.url("/static").replacen("http://", "https://", 1);
+    let run = fx.cmd().args(["fetch", &url, "--render", "none"]).run();
+    let e = run.error("tls_error", 1);
+    assert_eq!(e["retryable"], false, "{e}");
+}

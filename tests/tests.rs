@@ -8,6 +8,7 @@ mod support;
 mod artifacts;
 mod bad_input;
 mod browser_fetch;
+mod browser_options;
 mod cli_contract;
 mod container;
 mod container_progress;

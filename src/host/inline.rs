@@ -1,10 +1,11 @@
 //! A private, ephemeral host inside the current process: a unix socket in a private temp
 //! directory, no token (only this process can reach it), stopped when dropped.
 
-use crate::error::AfError;
+use crate::error::{AfError, ErrorCode};
 use crate::host::listener::ListenAddr;
 use crate::host::run::{self, HostOptions, RunningHost};
 use crate::sdk::endpoint::Endpoint;
+use crate::sdk::fetch::TransportOptions;
 
 /// An inline host; dropping it stops the browser and removes its profile.
 pub struct InlineHost {
@@ -27,10 +28,15 @@ impl std::fmt::Debug for InlineHost {
 
 impl InlineHost {
     /// Start one with the browser `family` (default: the chromium family) from `browser_bin`
-    /// (or `AFHTTP_BROWSER_BIN`, or PATH).
+    /// (or `AFHTTP_BROWSER_BIN`, or PATH), whose traffic follows the fetch's `transport`
+    /// (proxy, extra CA, certificate checks off).
+    ///
+    /// No browser executable at all is `render_unavailable`; a browser that is there but
+    /// does not start is `browser_launch_failed` with its stderr tail.
     pub async fn start(
         browser_bin: Option<std::path::PathBuf>,
         family: Option<crate::profile::Backend>,
+        transport: &TransportOptions,
     ) -> Result<InlineHost, AfError> {
         let dir = tempfile::Builder::new()
             .prefix("afhttp-inline-")
@@ -43,6 +49,21 @@ impl InlineHost {
         opts.backend = family;
         opts.browser_bin =
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
+        require_some_browser(&opts)?;
+        if let Some(proxy) = &transport.proxy_url {
+            opts.proxy_url = Some(browser_proxy(proxy)?);
+        }
+        if transport.tls_insecure {
+            // This browser lives for one fetch and takes no other traffic.
+            opts.browser_args
+                .push("--ignore-certificate-errors".to_string());
+        }
+        if let Some(ca) = &transport.ca_cert {
+            let home = dir.path().join("home");
+            crate::host::nssdb::trust_ca(&home, ca).await?;
+            opts.engine_env
+                .push(("HOME".to_string(), home.display().to_string()));
+        }
         let running = run::start(opts).await?;
         let family = running
             .ready
@@ -68,6 +89,50 @@ impl InlineHost {
             let _ = r.stop().await;
         }
     }
+}
+
+/// `render_unavailable` when no browser executable can be found at all (an explicit
+/// `--browser-bin` is checked, with its own error, by the host).
+fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
+    if opts.browser_bin.is_some() {
+        return Ok(());
+    }
+    let path_env = std::env::var_os("PATH");
+    let found = match opts.backend {
+        Some(b) => crate::host::browser::resolve_binary(b, None, path_env.as_deref()).is_ok(),
+        None => crate::host::browser::resolve_auto(path_env.as_deref()).is_some(),
+    };
+    if found {
+        return Ok(());
+    }
+    Err(AfError::new(
+        ErrorCode::RenderUnavailable,
+        "no browser executable was found for the inline browser",
+    )
+    .with_hint("install chromium, or pass --browser-bin (or --endpoint-url of a host)"))
+}
+
+/// The `proxy_url` as Chromium's `--proxy-server` takes it. Chromium reads no credentials
+/// there (and would prompt for them), so a proxy with a user name is refused rather than
+/// used without them; `socks5h` is Chromium's `socks5` (it always resolves names through
+/// the proxy).
+fn browser_proxy(proxy: &url::Url) -> Result<String, AfError> {
+    if !proxy.username().is_empty() || proxy.password().is_some() {
+        return Err(AfError::invalid(
+            "proxy_url carries credentials, which the inline browser cannot send to a proxy",
+        )
+        .with_field("proxy_url")
+        .with_hint("use a proxy without credentials for browser fetches (or one that allows this machine), or --render none to stay on the HTTP path"));
+    }
+    let scheme = match proxy.scheme() {
+        "socks5h" => "socks5",
+        other => other,
+    };
+    let host = proxy.host_str().unwrap_or_default();
+    Ok(match proxy.port() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
 }
 
 /// The least free space a memory file system needs to take an inline fetch's profile.

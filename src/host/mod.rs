@@ -11,6 +11,7 @@ pub mod inline;
 pub mod listener;
 pub(crate) mod live;
 pub mod log;
+pub mod nssdb;
 pub mod orphans;
 pub mod procs;
 pub mod profile_session;

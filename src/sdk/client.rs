@@ -80,7 +80,7 @@ impl Client {
     /// `AFHTTP_BROWSER_BIN` or PATH) and return a client for it; dropping the client stops it.
     #[cfg(feature = "host")]
     pub async fn inline_ephemeral() -> Result<Client, AfError> {
-        let host = crate::host::inline::InlineHost::start(None, None).await?;
+        let host = crate::host::inline::InlineHost::start(None, None, &Default::default()).await?;
         let mut client = Client::new(host.endpoint.clone());
         if let Some(conn) = host.browser_connection() {
             client = client.with_connection(conn);

@@ -43,6 +43,9 @@ impl BrowserSlot {
         trace: &mut Trace,
     ) -> Result<Arc<CdpConnection>, AfError> {
         let connect_started = std::time::Instant::now();
+        if !self.started_inline() && (req.endpoint.is_some() || self.client.is_some()) {
+            check_host_transport(req)?;
+        }
         let client = match &self.client {
             Some(c) => Arc::clone(c),
             None => {
@@ -87,6 +90,15 @@ impl BrowserSlot {
         conn
     }
 
+    /// Whether this slot's browser is an inline host it started (for this fetch alone).
+    fn started_inline(&self) -> bool {
+        #[cfg(feature = "host")]
+        if self.inline.is_some() {
+            return true;
+        }
+        false
+    }
+
     #[cfg(feature = "host")]
     async fn start_inline(
         &mut self,
@@ -94,19 +106,12 @@ impl BrowserSlot {
         trace: &mut Trace,
     ) -> Result<Client, AfError> {
         let started = std::time::Instant::now();
-        let host =
-            crate::host::inline::InlineHost::start(req.browser_bin.clone(), req.browser_family)
-                .await
-                .map_err(|e| {
-                    AfError::new(
-                        ErrorCode::RenderUnavailable,
-                        format!("no browser could start: {}", e.message),
-                    )
-                    .with_hint(
-                        e.hint
-                            .unwrap_or_else(|| "install chromium or pass --browser-bin".into()),
-                    )
-                })?;
+        let host = crate::host::inline::InlineHost::start(
+            req.browser_bin.clone(),
+            req.browser_family,
+            &req.transport,
+        )
+        .await?;
         trace.timing(
             "inline_host_start",
             started.elapsed().as_secs_f64() * 1000.0,
@@ -147,6 +152,35 @@ impl BrowserSlot {
         }
         false
     }
+}
+
+/// Refuse per-fetch transport options a host's browser cannot take (it serves other
+/// fetches, and its proxy and trust store are set when it starts). Called before the first
+/// browser connection that is not an inline browser of this fetch's own.
+fn check_host_transport(req: &FetchRequest) -> Result<(), AfError> {
+    let t = &req.transport;
+    if t.proxy_url.is_some() {
+        return Err(AfError::invalid(
+            "proxy_url applies to this fetch's HTTP requests and inline browser, not to a host's browser",
+        )
+        .with_field("proxy_url")
+        .with_hint("start the host with `afhttp host --proxy-url URL`, or drop --endpoint-url to render in an inline browser"));
+    }
+    if t.tls_insecure {
+        return Err(AfError::invalid(
+            "tls_insecure cannot be applied to a host's browser per fetch",
+        )
+        .with_field("tls_insecure")
+        .with_hint("configure the host (e.g. `afhttp host --browser-arg=--ignore-certificate-errors`), or drop --endpoint-url to render in an inline browser"));
+    }
+    if t.ca_cert.is_some() {
+        return Err(AfError::invalid(
+            "ca_cert cannot be applied to a host's browser per fetch",
+        )
+        .with_field("ca_cert")
+        .with_hint("add the CA to the trust store of the host's browser, or drop --endpoint-url to render in an inline browser"));
+    }
+    Ok(())
 }
 
 /// Run one browser attempt; jar cookies are installed with the request's own.

@@ -42,14 +42,8 @@ pub async fn fetch_with(
         "render",
         json!({"mode": req.render, "decision": "http_only", "escalation_reason": null}),
     );
-    trace.set(
-        "sensitive_capture",
-        json!({
-            "no_network_redact": req.no_network_redact,
-            "capture_ws": req.browser.capture_ws,
-            "capture_sse": req.browser.capture_sse,
-        }),
-    );
+    // Nothing is captured until the browser runs; the end of the fetch says what was.
+    record_sensitive_capture(&mut trace, &req, false);
     trace.set("cookie_jar_file", json!(req.cookie_jar));
     if req.documents.accept_markdown
         && !req
@@ -193,6 +187,7 @@ pub async fn fetch_with(
         );
     }
     trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
+    record_sensitive_capture(&mut trace, &req, escalated.is_some());
     match result {
         Ok((mut outcome, updates)) => {
             if let Some(n) = updates {
@@ -207,6 +202,26 @@ pub async fn fetch_with(
             Err(fail(e, &trace))
         }
     }
+}
+
+/// `trace.sensitive_capture`: what was captured, not what was asked. WebSocket and SSE
+/// traffic is only recorded by the browser, into `network.json`; a fetch that stayed on the
+/// HTTP path, or did not want `network`, recorded none.
+fn record_sensitive_capture(trace: &mut Trace, req: &FetchRequest, browser_ran: bool) {
+    let network = browser_ran
+        && req
+            .want
+            .clone()
+            .unwrap_or_else(Artifact::browser_default)
+            .contains(&Artifact::Network);
+    trace.set(
+        "sensitive_capture",
+        json!({
+            "no_network_redact": req.no_network_redact,
+            "capture_ws": network && req.browser.capture_ws,
+            "capture_sse": network && req.browser.capture_sse,
+        }),
+    );
 }
 
 /// How an HTTP attempt ended: with a result, or with a reason to render in a browser.

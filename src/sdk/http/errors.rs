@@ -25,12 +25,7 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
         )
         .with_hint("check the host name; retry if the resolver is flaky");
     }
-    if lower.contains("certificate")
-        || lower.contains("tls")
-        || lower.contains("handshake")
-        || lower.contains("invalid peer")
-        || lower.contains("unknownissuer")
-    {
+    if is_tls_failure(err) {
         return AfError::new(
             ErrorCode::TlsError,
             format!("TLS with {host} failed: {chain}"),
@@ -54,6 +49,29 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
         e = e.with_hint("the request went through --proxy-url; check that the proxy is up");
     }
     e
+}
+
+/// Whether a rustls error is anywhere in `err`'s source chain (a certificate the client
+/// refused, or a handshake with something that does not speak TLS, such as a plain-HTTP
+/// server answering a ClientHello). Decided by type, not by message text. An `io::Error`
+/// hides the error it wraps from `source()`, so its inner error is looked at too.
+pub fn is_tls_failure(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if e.is::<rustls::Error>() {
+            return true;
+        }
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            if is_tls_failure(inner) {
+                return true;
+            }
+        }
+        cur = e.source();
+    }
+    false
 }
 
 /// An I/O error while streaming a body.

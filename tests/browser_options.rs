@@ -1,0 +1,169 @@
+//! Transport options on the browser path (issue 13, part 2): `--tls-insecure`, `--ca-cert`
+//! and `--proxy-url` take effect on the inline browser or are refused out loud; plus the
+//! inline browser's launch failures and what `trace.sensitive_capture` reports.
+
+use crate::support::{write_script, Fixture, FixtureServer, HttpProxy, TlsFixtureServer};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// `afhttp fetch URL --render always` on the inline Chromium, plus `extra`.
+fn render(fx: &Fixture, url: &str, extra: &[&str]) -> crate::support::Run {
+    fx.cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
+        .args(["fetch", url, "--render", "always"])
+        .args(extra)
+        .run()
+}
+
+#[test]
+fn self_signed_site_renders_only_when_allowed() {
+    let _one = crate::support::chromium::lock();
+    let fx = Fixture::new();
+    let tls = TlsFixtureServer::start();
+    let url = tls.url("/static");
+
+    // Not allowed: the browser's certificate error stays tls_error.
+    let e = render(&fx, &url, &[]).error("tls_error", 1).clone();
+    assert_eq!(e["retryable"], false);
+
+    let run = render(&fx, &url, &["--tls-insecure"]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+
+    let ca = tls.ca_pem_path().display().to_string();
+    let run = render(&fx, &url, &["--ca-cert", &ca]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+
+    // Another server's CA does not make this one trusted.
+    let other = TlsFixtureServer::start();
+    let other_ca = other.ca_pem_path().display().to_string();
+    render(&fx, &url, &["--ca-cert", &other_ca]).error("tls_error", 1);
+}
+
+#[test]
+fn inline_browser_goes_through_the_proxy() {
+    let _one = crate::support::chromium::lock();
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let proxy = HttpProxy::start();
+    let run = render(&fx, &srv.url("/static"), &["--proxy-url", &proxy.url()]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    let port = srv
+        .url("/")
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    assert!(
+        proxy
+            .seen_targets()
+            .iter()
+            .any(|t| t.contains(&port) && t.contains("/static")),
+        "the proxy did not see the browser's request: {:?}",
+        proxy.seen_targets()
+    );
+}
+
+#[test]
+fn proxy_credentials_on_the_inline_browser_are_refused() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let proxy = HttpProxy::start_with_auth("u", "p");
+    let run = render(
+        &fx,
+        &srv.url("/static"),
+        &["--proxy-url", &proxy.url_with_credentials("u", "p")],
+    );
+    let e = run.error("invalid_argument", 1);
+    assert!(e["message"].as_str().unwrap().contains("proxy_url"), "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--proxy-url"), "{e}");
+    assert_eq!(proxy.requests(), 0);
+}
+
+#[test]
+fn host_browser_refuses_per_fetch_transport_options() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let ca = fx.path().join("ca.pem");
+    std::fs::write(&ca, "unused").unwrap();
+    let ca = ca.display().to_string();
+    let proxy = HttpProxy::start();
+    let endpoint = format!("http://127.0.0.1:{}", crate::support::free_port());
+    for (flag, extra) in [
+        ("tls_insecure", vec!["--tls-insecure"]),
+        ("ca_cert", vec!["--ca-cert", &ca]),
+        ("proxy_url", vec!["--proxy-url", &proxy.url()]),
+    ] {
+        let run = fx
+            .cmd()
+            .args(["fetch", &srv.url("/static"), "--render", "always"])
+            .args(["--endpoint-url", &endpoint])
+            .args(&extra)
+            .run();
+        let e = run.error("invalid_argument", 1);
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains(flag), "{flag}: {e}");
+        assert!(message.contains("host"), "{flag}: {e}");
+    }
+}
+
+#[test]
+fn a_browser_that_cannot_start_is_browser_launch_failed() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let bin = fx.path().join("broken-chromium");
+    write_script(
+        &bin,
+        "#!/bin/sh\necho 'fatal: missing libfoo.so.3' >&2\nexit 1\n",
+    );
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/static"),
+            "--render",
+            "always",
+            "--browser-bin",
+        ])
+        .arg(&bin)
+        .run();
+    let e = run.error("browser_launch_failed", 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing libfoo.so.3"),
+        "no stderr tail: {e}"
+    );
+
+    // No browser executable at all is render_unavailable.
+    let run = fx
+        .cmd()
+        .env("PATH", fx.path())
+        .args(["fetch", &srv.url("/static"), "--render", "always"])
+        .run();
+    run.error("render_unavailable", 1);
+}
+
+#[test]
+fn sensitive_capture_reports_what_was_captured() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/static"),
+            "--capture-ws",
+            "--capture-sse",
+        ])
+        .run();
+    assert_eq!(run.result()["render"], "http", "{}", run.context);
+    let capture = &run.event["trace"]["sensitive_capture"];
+    assert_eq!(capture["capture_ws"], false, "{capture}");
+    assert_eq!(capture["capture_sse"], false, "{capture}");
+}
