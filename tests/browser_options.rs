@@ -88,9 +88,9 @@ fn proxy_credentials_on_the_inline_browser_are_refused() {
 fn host_browser_refuses_per_fetch_transport_options() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let ca = fx.path().join("ca.pem");
-    std::fs::write(&ca, "unused").unwrap();
-    let ca = ca.display().to_string();
+    // A real CA file: the HTTP client reads it before the browser path is reached.
+    let tls = TlsFixtureServer::start();
+    let ca = tls.ca_pem_path().display().to_string();
     let proxy = HttpProxy::start();
     let endpoint = format!("http://127.0.0.1:{}", crate::support::free_port());
     for (flag, extra) in [
