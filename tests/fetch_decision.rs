@@ -4,6 +4,12 @@ use serde_json::Value;
 
 use crate::support::{Fixture, FixtureServer};
 
+/// The binary with no browser executable on `PATH`: these tests look at the render
+/// decision, which a missing browser reports as `render_unavailable` without starting one.
+fn no_browser(fx: &Fixture) -> crate::support::Cmd {
+    fx.cmd().env("PATH", fx.path())
+}
+
 fn challenge_names() -> Vec<(String, bool)> {
     // (name, positive): fixtures whose name starts with `neg-` must stay unclassified.
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/challenges");
@@ -72,12 +78,10 @@ fn challenge_pages_are_classified_with_next_action_under_render_none() {
 
 #[test]
 fn challenge_under_auto_escalates_and_reports_the_reason() {
-    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let (name, _) = challenge_names().into_iter().find(|(_, p)| *p).unwrap();
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args(["fetch", &srv.url(&format!("/challenge/{name}"))])
         .run();
     run.error("render_unavailable", 1);
@@ -90,10 +94,9 @@ fn challenge_under_auto_escalates_and_reports_the_reason() {
 
 #[test]
 fn spa_shell_escalates_static_page_does_not() {
-    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/spa")]).run();
+    let run = no_browser(&fx).args(["fetch", &srv.url("/spa")]).run();
     run.error("render_unavailable", 1);
     assert_eq!(
         run.event["trace"]["render"]["escalation_reason"]["code"],
@@ -101,14 +104,12 @@ fn spa_shell_escalates_static_page_does_not() {
     );
     assert_eq!(run.event["trace"]["render"]["decision"], "escalate");
 
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args(["fetch", &srv.url("/spa"), "--render", "none"])
         .run();
     assert_eq!(run.result()["status"], 200);
 
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args(["fetch", &srv.url("/static"), "--want", "content"])
         .run();
     assert_eq!(run.result()["render"], "http");
@@ -117,11 +118,9 @@ fn spa_shell_escalates_static_page_does_not() {
 
 #[test]
 fn browser_only_artifacts() {
-    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args(["fetch", &srv.url("/static"), "--want", "screenshot"])
         .run();
     run.error("render_unavailable", 1);
@@ -129,8 +128,7 @@ fn browser_only_artifacts() {
     assert_eq!(reason["code"], "browser_only_artifact");
     assert_eq!(srv.hits("/static"), 0, "decided before any request");
 
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args([
             "fetch",
             &srv.url("/static"),
@@ -142,8 +140,7 @@ fn browser_only_artifacts() {
         .run();
     run.error("invalid_argument", 1);
 
-    let run = fx
-        .cmd()
+    let run = no_browser(&fx)
         .args(["fetch", &srv.url("/static"), "--render", "always"])
         .run();
     run.error("render_unavailable", 1);
@@ -151,16 +148,19 @@ fn browser_only_artifacts() {
 
 #[test]
 fn wall_status_with_html_escalates_under_auto() {
-    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let run = fx.cmd().args(["fetch", &srv.url("/status/429")]).run();
+    let run = no_browser(&fx)
+        .args(["fetch", &srv.url("/status/429")])
+        .run();
     run.error("render_unavailable", 1);
     assert_eq!(
         run.event["trace"]["render"]["escalation_reason"]["code"],
         "wall_status"
     );
     // JSON bodies are data, not walls.
-    let run = fx.cmd().args(["fetch", &srv.url("/status/429/json")]).run();
+    let run = no_browser(&fx)
+        .args(["fetch", &srv.url("/status/429/json")])
+        .run();
     assert_eq!(run.result()["status"], 429);
 }
