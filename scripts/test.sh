@@ -43,6 +43,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Lightpanda's PyPI wheel ships the real binary the browser-launch tests start.
 python3 -c 'import lightpanda' >/dev/null 2>&1 || python3 -m pip install -q lightpanda
+# The official MCP Python SDK: the client that drives `afhttp mcp` in tests/mcp.rs.
+python3 -c 'import mcp' >/dev/null 2>&1 || python3 -m pip install -q 'mcp~=2.3'
 
 # deploy/k8s: rendered with `kubectl kustomize` (the machine's kubectl, else PyPI's wheel of
 # it) and validated offline against Kubernetes schemas that kubernetes-validate bundles.

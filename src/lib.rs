@@ -19,6 +19,9 @@ pub mod host;
 #[cfg(feature = "container")]
 pub mod container;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
 #[cfg(feature = "cli")]
 pub mod cli;
 

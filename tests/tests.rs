@@ -33,6 +33,7 @@ mod host_listener;
 mod host_runtime;
 mod host_transport;
 mod load;
+mod mcp;
 mod network_capture;
 mod observation;
 mod profile;

@@ -10,6 +10,7 @@ pub mod health;
 pub mod help_doc;
 pub mod host;
 pub mod host_args;
+pub mod mcp;
 pub mod output;
 pub mod panel;
 pub mod profile;
@@ -62,6 +63,9 @@ pub enum Commands {
     Container(container::ContainerArgs),
     /// A fleet of hosts (Swarm, Kubernetes): every member's health, load and profiles.
     Fleet(fleet::FleetArgs),
+    /// Serve the Model Context Protocol over stdio (tools: fetch, read_artifact, health,
+    /// capabilities) for agents that configure MCP servers.
+    Mcp(mcp::McpArgs),
 }
 
 /// Run the command line and return the process exit code.
@@ -98,6 +102,15 @@ pub fn run(args: Vec<OsString>) -> u8 {
         }
         return code;
     }
+    if let Commands::Mcp(args) = cli.command {
+        return match mcp::run(args) {
+            Some(e) => {
+                output::emit(&e, false);
+                output::EXIT_ERROR
+            }
+            None => output::EXIT_OK,
+        };
+    }
     let (event, reveal) = match cli.command {
         Commands::Container(args) => container::run(args),
         other => (dispatch(other), false),
@@ -124,6 +137,7 @@ fn dispatch(command: Commands) -> Event {
         Commands::Skill(args) => skill::run(args),
         Commands::Container(args) => container::run(args).0,
         Commands::Fleet(args) => fleet::run(args),
+        Commands::Mcp(_) => Event::error(&AfError::invalid("mcp is dispatched separately"), None),
     }
 }
 

@@ -34,3 +34,10 @@ pub fn progress(line: &str) {
         .write_all(line.as_bytes())
         .and_then(|_| err.write_all(b"\n"));
 }
+
+/// The standard streams as the MCP server's protocol channel (`afhttp mcp`): while it runs,
+/// stdout carries JSON-RPC messages instead of the one event.
+#[cfg(feature = "mcp")]
+pub fn protocol_streams() -> (tokio::io::Stdin, tokio::io::Stdout) {
+    (tokio::io::stdin(), tokio::io::stdout())
+}

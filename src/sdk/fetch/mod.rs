@@ -125,6 +125,8 @@ pub struct FetchRequest {
     pub(crate) render: RenderMode,
     /// Explicit `--want`; `None` means the default set for the path taken.
     pub(crate) want: Option<Vec<Artifact>>,
+    /// The HTTP path's default set when `want` is `None` (`None`: the registry's, body only).
+    pub(crate) http_default_want: Option<Vec<Artifact>>,
     /// Artifact directory; `None` is `<tmp>/afhttp-out/<request_id>/`.
     pub(crate) out_dir: Option<PathBuf>,
     /// Cookie jar file to read and update.
@@ -169,6 +171,7 @@ impl FetchRequest {
             user_agent: None,
             render: RenderMode::Auto,
             want: None,
+            http_default_want: None,
             out_dir: None,
             cookie_jar: None,
             retry: 0,
@@ -198,6 +201,14 @@ impl FetchRequest {
         self.endpoint = Some(endpoint);
         self.token = token;
         self.browser.replay_args = replay_args;
+        self
+    }
+
+    /// What the HTTP path writes when no `want` was given (the MCP server asks for the text
+    /// projections too, so its summary can quote `content.md`); the browser path keeps its own
+    /// default set, which already contains them.
+    pub fn with_http_default_want(mut self, want: Vec<Artifact>) -> FetchRequest {
+        self.http_default_want = Some(want);
         self
     }
 
@@ -234,7 +245,10 @@ impl FetchRequest {
 
     /// The artifacts the HTTP path writes: `--want`, or just `body`.
     pub fn http_artifacts(&self) -> Vec<Artifact> {
-        self.want.clone().unwrap_or_else(Artifact::http_default)
+        self.want
+            .clone()
+            .or_else(|| self.http_default_want.clone())
+            .unwrap_or_else(Artifact::http_default)
     }
 
     /// Whether `artifact` should be written on the HTTP path.

@@ -17,6 +17,7 @@ use serde::Deserialize;
 /// prints them as `afhttp fetch --help`, and the MCP tool schema carries them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct FetchSpec {
     /// The http:// or https:// URL to acquire.

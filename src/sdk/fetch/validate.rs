@@ -210,6 +210,7 @@ impl FetchSpec {
             user_agent: self.user_agent,
             render,
             want,
+            http_default_want: None,
             out_dir: self.out,
             cookie_jar,
             retry,

@@ -1,0 +1,89 @@
+//! `afhttp mcp`: the stdio MCP server. Its fetches are local like the CLI's: plain HTTP, an
+//! inline browser, or the host named by `--endpoint-url` / `AFHTTP_ENDPOINT_URL` /
+//! container discovery (through [`super::fetch::resolve`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::driver::DriverArgs;
+use super::fetch::FetchArgs;
+use super::fleet::FleetOpt;
+use crate::env;
+use crate::envelope::Event;
+use crate::error::AfError;
+use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_TEXT_BUDGET_TOKENS};
+use crate::sdk::secret::Secret;
+
+/// Arguments of `afhttp mcp`.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    /// Browser host the fetches drive (ws://, wss://, http://, https:// or unix:/path); without
+    /// it fetches are local (plain HTTP, an inline browser).
+    #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]
+    pub endpoint_url: Option<String>,
+    /// Bearer token for the host.
+    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
+    pub token_secret: Option<Secret>,
+    /// File holding the bearer token.
+    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
+    pub token_secret_file: Option<PathBuf>,
+    /// Largest text content of one tool result, in estimated tokens (bytes / 4).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
+    pub text_budget_tokens: usize,
+}
+
+/// Run `afhttp mcp` until the client closes stdin; an event is printed only when the server
+/// cannot start or fails (stdout is the protocol channel while it runs).
+pub fn run(args: McpArgs) -> Option<Event> {
+    if args.text_budget_tokens < 256 || args.text_budget_tokens > 10_000_000 {
+        let e = AfError::invalid("--text-budget-tokens must be between 256 and 10000000");
+        return Some(Event::error(&e, None));
+    }
+    let fetch_args = args.clone();
+    let client_args = args.clone();
+    let config = McpConfig {
+        text_budget_bytes: args.text_budget_tokens.saturating_mul(4),
+        resolve_fetch: Arc::new(move |spec| {
+            super::fetch::resolve(FetchArgs {
+                spec,
+                endpoint_url: fetch_args.endpoint_url.clone(),
+                fleet: no_fleet(),
+                token_secret: fetch_args.token_secret.clone(),
+                token_secret_file: fetch_args.token_secret_file.clone(),
+            })
+        }),
+        resolve_client: Arc::new(move || {
+            if client_args.endpoint_url.is_none() {
+                return Ok(None);
+            }
+            let driver = DriverArgs {
+                endpoint_url: client_args.endpoint_url.clone(),
+                token_secret: client_args.token_secret.clone(),
+                token_secret_file: client_args.token_secret_file.clone(),
+                timeout_ms: 30_000,
+                fleet: no_fleet(),
+                member: None,
+                profile: None,
+            };
+            driver.resolve().map(|(client, _)| Some(client))
+        }),
+    };
+    let server = AfhttpMcp::new(config);
+    let serve = async {
+        let (stdin, stdout) = super::output::protocol_streams();
+        crate::mcp::transport::serve_stdio(server, stdin, stdout).await
+    };
+    match super::block_on(serve) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) | Err(e) => Some(Event::error(&e, None)),
+    }
+}
+
+fn no_fleet() -> FleetOpt {
+    FleetOpt {
+        fleet: None,
+        fleet_connect_timeout_ms: 2_000,
+    }
+}

@@ -1,0 +1,153 @@
+//! `fetch`: the CLI's fetch over MCP, with a result that fits the model's context.
+
+use std::path::Path;
+
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use serde_json::{Map, Value};
+
+use super::result::{cut_at_char, tool_error, tool_success};
+use super::AfhttpMcp;
+use crate::envelope::Event;
+use crate::error::AfError;
+use crate::sdk::artifact::Artifact;
+use crate::sdk::fetch::{self as sdk_fetch, FetchOutcome, FetchSpec};
+
+/// What the HTTP path writes for MCP when the caller names no `want`: the text projections
+/// too, so the summary always has `content.md` to quote.
+const MCP_HTTP_WANT: [Artifact; 4] = [
+    Artifact::Body,
+    Artifact::Text,
+    Artifact::Content,
+    Artifact::ContentJson,
+];
+
+/// Run the `fetch` tool.
+pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResult {
+    let spec: FetchSpec = match super::decode_args("fetch", args) {
+        Ok(s) => s,
+        Err(e) => return tool_error(&e, None),
+    };
+    let default_want = spec.want.is_none();
+    let resolve = server.config.resolve_fetch.clone();
+    let resolved = tokio::task::spawn_blocking(move || resolve(spec))
+        .await
+        .map_err(|e| AfError::invalid(format!("resolve the fetch: {e}")));
+    let request = match resolved {
+        Ok(Ok(r)) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) | Err(e) => return tool_error(&e, None),
+    };
+    match sdk_fetch::fetch(request).await {
+        Ok(outcome) => {
+            server.record_out_dir(outcome.out_dir.clone());
+            let event = Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json()));
+            let text = summary(&outcome, &event, server.config.text_budget_bytes);
+            tool_success(text, &event, resource_links(&outcome))
+        }
+        Err(failure) => tool_error(&failure.error, Some(failure.trace.to_json())),
+    }
+}
+
+/// One `resource_link` per written artifact (a `file://` URI; stdio shares the disk).
+fn resource_links(outcome: &FetchOutcome) -> Vec<ContentBlock> {
+    outcome
+        .files
+        .iter()
+        .filter_map(|(artifact, path)| {
+            let uri = url::Url::from_file_path(path).ok()?;
+            let name = path.file_name()?.to_string_lossy().to_string();
+            let mut r = Resource::new(uri.to_string(), name)
+                .with_description(format!("afhttp {} artifact", artifact.as_str()));
+            if let Some(mime) = mime_of(path) {
+                r = r.with_mime_type(mime);
+            }
+            if let Ok(meta) = std::fs::metadata(path) {
+                r = r.with_size(meta.len());
+            }
+            Some(ContentBlock::resource_link(r))
+        })
+        .collect()
+}
+
+fn mime_of(path: &Path) -> Option<&'static str> {
+    match path.extension()?.to_str()? {
+        "md" => Some("text/markdown"),
+        "json" => Some("application/json"),
+        "txt" => Some("text/plain"),
+        "html" => Some("text/html"),
+        "png" => Some("image/png"),
+        _ => None,
+    }
+}
+
+/// The text for the model: status, final URL, page kind, warnings, next_action, then the
+/// start of `content.md`, the whole within `budget` bytes, saying how to read on.
+pub fn summary(outcome: &FetchOutcome, event: &Event, budget: usize) -> String {
+    let v = event.to_json(false);
+    let r = &v["result"];
+    let mut head = format!(
+        "fetch {} {} (render {}",
+        outcome.status,
+        r["final_url"].as_str().unwrap_or(&outcome.final_url),
+        outcome.render_used
+    );
+    if let Some(kind) = r.get("page_kind").filter(|k| !k.is_null()) {
+        head.push_str(&format!(", page kind {}", plain(kind)));
+    }
+    head.push_str(")\n");
+    if let Some(w) = r.get("warnings").and_then(Value::as_array) {
+        if !w.is_empty() {
+            let codes: Vec<String> = w
+                .iter()
+                .map(|x| x.get("code").map(plain).unwrap_or_else(|| plain(x)))
+                .collect();
+            head.push_str(&format!("warnings: {}\n", codes.join(", ")));
+        }
+    }
+    if let Some(next) = r.get("next_action").filter(|n| !n.is_null()) {
+        head.push_str(&format!("next_action: {next}\n"));
+    }
+    head.push_str(&format!(
+        "artifacts: {} (paths in structuredContent; one resource_link each)\n",
+        outcome.out_dir.display()
+    ));
+    let Some(content) = outcome.file(Artifact::Content) else {
+        head.push_str("no content.md was written (want did not include content)\n");
+        return cut_at_char(&head, budget).to_string();
+    };
+    let text = match std::fs::read(content) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            head.push_str(&format!("content.md could not be read: {e}\n"));
+            return cut_at_char(&head, budget).to_string();
+        }
+    };
+    let path = content.display().to_string();
+    let header = format!("--- content.md ({} bytes) ---\n", text.len());
+    // Room for the closing note, whose length depends only on the path and an offset.
+    let note_room = path.len() + 200;
+    let room = budget.saturating_sub(head.len() + header.len() + note_room);
+    let shown = cut_at_char(&text, room);
+    let mut out = head;
+    out.push_str(&header);
+    out.push_str(shown);
+    if shown.len() < text.len() {
+        out.push_str(&format!(
+            "\n--- cut at the text budget after {} of {} bytes; read on with read_artifact \
+             {{\"path\": \"{}\", \"offset\": {}}} ---\n",
+            shown.len(),
+            text.len(),
+            path,
+            shown.len()
+        ));
+    }
+    cut_at_char(&out, budget).to_string()
+}
+
+/// A JSON value as plain text (a string without its quotes).
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
