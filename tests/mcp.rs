@@ -41,7 +41,9 @@ fn python_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
 
     assert_eq!(r["server_name"], "afhttp", "{r}");
     assert!(
-        r["protocol_version"].as_str().is_some_and(|v| v.starts_with("20")),
+        r["protocol_version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("20")),
         "{r}"
     );
     let tools: Vec<&str> = r["tools"]
@@ -50,10 +52,23 @@ fn python_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(tools, ["capabilities", "fetch", "health", "read_artifact"], "{r}");
+    assert_eq!(
+        tools,
+        ["capabilities", "fetch", "health", "read_artifact"],
+        "{r}"
+    );
     // The fetch schema is FetchSpec's: its options are there, by their field names.
     let props = r["fetch_schema_props"].to_string();
-    for p in ["url", "render", "wait", "want", "header", "timeout_ms", "profile", "tab"] {
+    for p in [
+        "url",
+        "render",
+        "wait",
+        "want",
+        "header",
+        "timeout_ms",
+        "profile",
+        "tab",
+    ] {
         assert!(props.contains(&format!("\"{p}\"")), "{p} missing: {props}");
     }
 
@@ -66,7 +81,10 @@ fn python_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
     assert_eq!(f["text_has_status"], true, "{r}");
     assert!(f["text_bytes"].as_u64().unwrap() <= 1024, "{r}");
     let content_md = r["content_md_bytes"].as_u64().unwrap();
-    assert!(content_md > 1024, "the article must be larger than the budget: {r}");
+    assert!(
+        content_md > 1024,
+        "the article must be larger than the budget: {r}"
+    );
     assert_eq!(f["text_says_read_on"], true, "{r}");
     let content_file = f["content_file"].as_str().expect("content_file");
     assert!(content_file.starts_with(fx.tmp.to_str().unwrap()), "{r}");

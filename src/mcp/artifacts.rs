@@ -150,7 +150,10 @@ fn inside_out_dir(raw: &str, dirs: &[PathBuf]) -> Result<PathBuf, AfError> {
         _ => PathBuf::from(raw),
     };
     let canonical = given.canonicalize().map_err(|e| {
-        on_field("path", &format!("artifact {} cannot be opened: {e}", given.display()))
+        on_field(
+            "path",
+            &format!("artifact {} cannot be opened: {e}", given.display()),
+        )
     })?;
     if dirs.iter().any(|d| canonical.starts_with(d)) && canonical.is_file() {
         return Ok(canonical);

@@ -29,22 +29,31 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     };
     let default_want = spec.want.is_none();
     let resolve = server.config.resolve_fetch.clone();
-    let resolved = tokio::task::spawn_blocking(move || resolve(spec))
-        .await
-        .map_err(|e| AfError::invalid(format!("resolve the fetch: {e}")));
-    let request = match resolved {
-        Ok(Ok(r)) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return tool_error(&e, None),
-    };
-    match sdk_fetch::fetch(request).await {
-        Ok(outcome) => {
+    // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both
+    // run on a blocking thread with a runtime of their own.
+    let ran = tokio::task::spawn_blocking(move || {
+        let request = match resolve(spec) {
+            Ok(r) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
+            Ok(r) => r,
+            Err(e) => return Err((e, None)),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| (AfError::io("start the fetch runtime", &e), None))?;
+        rt.block_on(sdk_fetch::fetch(request))
+            .map_err(|f| (f.error, Some(f.trace.to_json())))
+    })
+    .await;
+    match ran {
+        Ok(Ok(outcome)) => {
             server.record_out_dir(outcome.out_dir.clone());
             let event = Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json()));
             let text = summary(&outcome, &event, server.config.text_budget_bytes);
             tool_success(text, &event, resource_links(&outcome))
         }
-        Err(failure) => tool_error(&failure.error, Some(failure.trace.to_json())),
+        Ok(Err((e, trace))) => tool_error(&e, trace),
+        Err(e) => tool_error(&AfError::invalid(format!("fetch: {e}")), None),
     }
 }
 
