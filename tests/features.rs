@@ -1,4 +1,4 @@
-//! The SDK-only build links none of the host, container or CLI dependencies.
+//! The SDK-only build links none of the host, container, CLI or MCP dependencies.
 
 use crate::support::deadline::CommandDeadline;
 use std::process::Command;
@@ -28,7 +28,14 @@ fn sdk_only_build_links_no_heavy_dependencies() {
     );
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(tree.contains("reqwest"), "unexpected tree:\n{tree}");
-    for forbidden in ["chromiumoxide", "axum", "bollard", "clap "] {
+    for forbidden in [
+        "chromiumoxide",
+        "axum",
+        "bollard",
+        "clap ",
+        "rmcp",
+        "schemars",
+    ] {
         assert!(
             !tree.lines().any(|l| l.starts_with(forbidden)),
             "sdk-only build links {forbidden}:\n{tree}"

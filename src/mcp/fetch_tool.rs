@@ -35,14 +35,14 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         let request = match resolve(spec) {
             Ok(r) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
             Ok(r) => r,
-            Err(e) => return Err((e, None)),
+            Err(e) => return Err(Box::new((e, None))),
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| (AfError::io("start the fetch runtime", &e), None))?;
+            .map_err(|e| Box::new((AfError::io("start the fetch runtime", &e), None)))?;
         rt.block_on(sdk_fetch::fetch(request))
-            .map_err(|f| (f.error, Some(f.trace.to_json())))
+            .map_err(|f| Box::new((f.error, Some(f.trace.to_json()))))
     })
     .await;
     match ran {
@@ -52,7 +52,7 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
             let text = summary(&outcome, &event, server.config.text_budget_bytes);
             tool_success(text, &event, resource_links(&outcome))
         }
-        Ok(Err((e, trace))) => tool_error(&e, trace),
+        Ok(Err(failed)) => tool_error(&failed.0, failed.1),
         Err(e) => tool_error(&AfError::invalid(format!("fetch: {e}")), None),
     }
 }
