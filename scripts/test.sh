@@ -53,6 +53,8 @@ command -v kubernetes-validate >/dev/null 2>&1 || python3 -m pip install -q kube
 
 # Playwright (client only: it connects to afhttp's listener, it never downloads a browser).
 [ -d tests/playwright/node_modules/playwright-core ] || npm ci --prefix tests/playwright --no-audit --no-fund --silent
+# The official MCP TypeScript SDK: the second client that drives `afhttp mcp` (tests/mcp.rs).
+[ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] || npm ci --prefix tests/mcp --no-audit --no-fund --silent
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

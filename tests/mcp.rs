@@ -1,6 +1,7 @@
-//! `afhttp mcp` over stdio, driven by a client nobody here wrote: the official MCP Python SDK
-//! (PyPI `mcp`, installed by scripts/test.sh). The client script reports what it saw as
-//! JSON; the assertions are here.
+//! `afhttp mcp` over stdio, driven by clients nobody here wrote: the official MCP Python SDK
+//! (PyPI `mcp`) and the official TypeScript SDK (npm `@modelcontextprotocol/sdk`), both
+//! installed by scripts/test.sh. Each client script reports what it saw as JSON with the
+//! same keys; the assertions are here, shared.
 
 use std::process::Command;
 use std::time::Duration;
@@ -10,19 +11,22 @@ use serde_json::Value;
 use crate::support::deadline::CommandDeadline;
 use crate::support::{Fixture, FixtureServer};
 
-const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/stdio_client.py");
+const CLIENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp");
 
-fn python_client_report(fx: &Fixture, base: &str) -> Value {
-    let out = Command::new("python3")
-        .arg(CLIENT)
+/// Run a client script (`program script AFHTTP BASE TMPDIR`) and parse its JSON report.
+fn client_report(fx: &Fixture, program: &str, script: &str, base: &str) -> Value {
+    let out = Command::new(program)
+        .arg(format!("{CLIENTS}/{script}"))
         .arg(env!("CARGO_BIN_EXE_afhttp"))
         .arg(base)
         .arg(&fx.tmp)
+        .current_dir(CLIENTS)
         .output_within(Duration::from_secs(240))
-        .expect("python3 must be installed");
+        .unwrap_or_else(|e| panic!("{program} must be installed: {e}"));
     assert!(
         out.status.success(),
-        "the MCP Python client failed (is `mcp` installed? scripts/test.sh installs it): {}",
+        "the MCP client {script} failed (scripts/test.sh installs the SDKs: pip `mcp`, \
+         `npm ci --prefix tests/mcp`): {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -37,8 +41,39 @@ fn python_client_report(fx: &Fixture, base: &str) -> Value {
 fn python_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let r = python_client_report(&fx, &srv.url(""));
+    let r = client_report(
+        &fx,
+        "python3",
+        "stdio_client.py",
+        srv.url("").trim_end_matches('/'),
+    );
+    assert_stdio_report(&r, &fx);
+}
 
+#[test]
+fn typescript_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
+    assert!(
+        std::path::Path::new(CLIENTS)
+            .join("node_modules/@modelcontextprotocol/sdk")
+            .is_dir(),
+        "@modelcontextprotocol/sdk is not installed: run `npm ci --prefix tests/mcp` \
+         (scripts/test.sh does)"
+    );
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let r = client_report(
+        &fx,
+        "node",
+        "ts_client.mjs",
+        srv.url("").trim_end_matches('/'),
+    );
+    // The TypeScript SDK offers its newest version and this server takes it.
+    assert_eq!(r["protocol_version"], r["protocol_version_sent"], "{r}");
+    assert_stdio_report(&r, &fx);
+}
+
+/// What both clients must have seen over stdio.
+fn assert_stdio_report(r: &Value, fx: &Fixture) {
     assert_eq!(r["server_name"], "afhttp", "{r}");
     assert!(
         r["protocol_version"]
