@@ -284,3 +284,93 @@ fn bad_fleet_specs_are_one_clear_error() {
         .run()
         .error("invalid_argument", 1);
 }
+
+/// An `--ephemeral-only` host enforces its role itself: it says so in `/health` and
+/// `/capabilities`, refuses any persistent profile (directly or through a fleet that lists it
+/// as persistent) with `backend_unsupported`, still serves ephemeral fetches, and cannot be
+/// started on a profile.
+#[test]
+fn ephemeral_only_host_refuses_persistent_profiles() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let data = tempfile::tempdir().unwrap();
+    let h = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            TOKEN,
+            "--ephemeral-only",
+        ],
+        &[("XDG_DATA_HOME", data.path().to_str().unwrap())],
+    );
+    let port = crate::support::host::port_of(&h.endpoint);
+    assert_eq!(
+        crate::support::host::health(port, Some(TOKEN))["role"],
+        "ephemeral"
+    );
+
+    let direct = fx
+        .cmd()
+        .args(["fetch", &srv.url("/"), "--endpoint-url", &h.endpoint])
+        .args([
+            "--token-secret",
+            TOKEN,
+            "--profile",
+            "alpha",
+            "--no-cookie-jar",
+        ])
+        .run();
+    let e = direct.error("backend_unsupported", 1);
+    assert!(
+        e["message"].as_str().unwrap().contains("ephemeral-only"),
+        "{e}"
+    );
+    assert!(
+        !names_under(data.path()).iter().any(|n| n == "alpha"),
+        "a refused profile left a directory behind: {:?}",
+        names_under(data.path())
+    );
+
+    // Listed as persistent by mistake: fleet status says so, and the profile is refused.
+    let listed = format!("e={}", h.endpoint);
+    let st = status(&fx, &listed);
+    let m = member(&st, "e");
+    assert_eq!(m["host_role"], "ephemeral", "{st}");
+    assert!(m["role_mismatch"].is_string(), "{st}");
+    fetch(&fx, &listed, &srv.url("/"), &["--profile", "alpha"]).error("backend_unsupported", 1);
+
+    // Ephemeral work is what it is for.
+    let ok = fetch(
+        &fx,
+        &format!("ephemeral:e={}", h.endpoint),
+        &srv.url("/"),
+        &[],
+    );
+    ok.result();
+    assert!(
+        !ok.artifact_text("text_file").trim().is_empty(),
+        "{}",
+        ok.context
+    );
+    let st = status(&fx, &format!("ephemeral:e={}", h.endpoint));
+    assert!(member(&st, "e").get("role_mismatch").is_none(), "{st}");
+
+    fx.cmd()
+        .args(["host", "--ephemeral-only", "--profile", "alpha"])
+        .run()
+        .error("invalid_argument", 1);
+}
+
+/// Every file and directory name below `dir`.
+fn names_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        out.push(entry.file_name().to_string_lossy().into_owned());
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(names_under(&entry.path()));
+        }
+    }
+    out
+}

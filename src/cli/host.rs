@@ -27,6 +27,11 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     if let Some(name) = args.profile.as_deref().filter(|p| *p != EPHEMERAL) {
         ProfileName::parse(name)?;
     }
+    if args.ephemeral_only && args.profile.as_deref().is_some_and(|p| p != EPHEMERAL) {
+        return Err(AfError::invalid(
+            "--ephemeral-only keeps no persistent profile, so it cannot start on --profile NAME",
+        ));
+    }
     let headless = match args.display.as_str() {
         "headless" => true,
         "headful" => false,
@@ -105,6 +110,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
             args.profile_switch_wait_ms
         )));
     }
+    opts.ephemeral_only = args.ephemeral_only;
     opts.profile_switch_wait = Duration::from_millis(args.profile_switch_wait_ms);
     if args.upload_max_bytes == 0 || args.upload_max_bytes > MAX_UPLOAD_BYTES {
         return Err(AfError::invalid(format!(

@@ -72,6 +72,11 @@ pub struct HostArgs {
     /// `GET /recent-requests` (0 = off). At most 100000.
     #[arg(long, value_name = "N", env = env::RECENT_REQUESTS_CAP, default_value_t = 0)]
     pub recent_requests_cap: u64,
+    /// Keep no persistent profile: `/cdp?profile=NAME` is refused with
+    /// `backend_unsupported`, and `/health` and `/capabilities` report `role: ephemeral`
+    /// (stateless fleet members; list them as `ephemeral:` in `--fleet`).
+    #[arg(long, env = env::EPHEMERAL_ONLY, value_parser = clap::builder::FalseyValueParser::new())]
+    pub ephemeral_only: bool,
     /// On a runtime profile switch, how long to wait for other clients (in-flight fetches)
     /// to finish before closing them with a reason. At most 600000.
     #[arg(long, value_name = "MS", env = env::PROFILE_SWITCH_WAIT_MS, default_value_t = 15_000)]

@@ -65,6 +65,8 @@ pub struct HostOptions {
     pub recent_requests_cap: usize,
     /// `--profile-switch-wait-ms`.
     pub profile_switch_wait: Duration,
+    /// `--ephemeral-only`: refuse every persistent profile.
+    pub ephemeral_only: bool,
     /// `--upload-max-bytes`.
     pub upload_max_bytes: u64,
     /// `--max-clients`.
@@ -107,6 +109,7 @@ impl HostOptions {
             wait_for_product: true,
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
+            ephemeral_only: false,
             upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: listener::config::DEFAULT_MAX_CLIENTS,
             max_tabs: listener::config::DEFAULT_MAX_TABS,
@@ -156,6 +159,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.health_public_minimal = opts.health_public_minimal;
     config.allowed_hosts = opts.allowed_hosts.clone();
     config.profile_switch_wait = opts.profile_switch_wait;
+    config.ephemeral_only = opts.ephemeral_only;
     config.upload_max_bytes = opts.upload_max_bytes;
     config.max_clients = opts.max_clients;
     config.max_tabs = opts.max_tabs;

@@ -136,6 +136,8 @@ pub struct ListenerConfig {
     pub allowed_hosts: Vec<String>,
     /// How long a profile switch waits for the other `/cdp` clients before closing them.
     pub profile_switch_wait: std::time::Duration,
+    /// `--ephemeral-only`: no persistent profile may be opened (a stateless fleet member).
+    pub ephemeral_only: bool,
     /// Largest file `POST /uploads` accepts (`--upload-max-bytes`).
     pub upload_max_bytes: u64,
     /// Most `/cdp` and `/cdp/page/*` clients at once (`--max-clients`); one more is
@@ -161,6 +163,7 @@ impl ListenerConfig {
             health_public_minimal: false,
             allowed_hosts: Vec::new(),
             profile_switch_wait: std::time::Duration::from_secs(15),
+            ephemeral_only: false,
             upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
             max_tabs: DEFAULT_MAX_TABS,
@@ -180,6 +183,16 @@ impl ListenerConfig {
             ));
         }
         Ok(())
+    }
+
+    /// What `/health` and `/capabilities` report as `role`: `ephemeral` for an
+    /// `--ephemeral-only` host, `persistent` for one that may hold profiles.
+    pub fn role(&self) -> &'static str {
+        if self.ephemeral_only {
+            "ephemeral"
+        } else {
+            "persistent"
+        }
     }
 
     /// Whether `host` (a Host header's name, without port) is named by `--allowed-host`.

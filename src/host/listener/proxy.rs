@@ -47,6 +47,14 @@ pub(crate) async fn cdp_browser(
         })
     };
     let profile = param("profile");
+    if state.config.ephemeral_only {
+        if let Some(name) = profile
+            .as_deref()
+            .filter(|p| *p != crate::profile::EPHEMERAL)
+        {
+            return switch_refusal(&ephemeral_only_refusal(name));
+        }
+    }
     // A fetch's request id, so host logs can be matched with the driver's result.
     let request_id = param("request_id")
         .filter(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
@@ -132,6 +140,19 @@ fn busy(state: &ListenerState) -> Response {
         serde_json::json!({"max_clients": state.config.max_clients}),
     );
     ApiError::HOST_BUSY.into_response()
+}
+
+/// Why an `--ephemeral-only` host will not open persistent profile `name`: it would keep
+/// state a stateless member loses on restart, and fork the profile its owner holds.
+fn ephemeral_only_refusal(name: &str) -> crate::error::AfError {
+    crate::error::AfError::new(
+        crate::error::ErrorCode::BackendUnsupported,
+        format!(
+            "this host is ephemeral-only (--ephemeral-only) and keeps no persistent profile, \
+             so it cannot open profile {name:?}; mark it `ephemeral:` in --fleet so profiles \
+             are placed on the other members"
+        ),
+    )
 }
 
 /// A refused profile switch as a JSON error with the stable code.

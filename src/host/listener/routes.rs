@@ -276,6 +276,7 @@ async fn health_doc(state: &ListenerState, access: Access, status: HostStatus) -
     doc.insert("status".into(), json!(status));
     doc.insert("version".into(), json!(crate::VERSION));
     doc.insert("uptime_s".into(), json!(state.uptime_s()));
+    doc.insert("role".into(), json!(state.config.role()));
     if let Value::Object(details) = state.view.health_details() {
         for (key, value) in details {
             doc.entry(key).or_insert(value);
@@ -291,6 +292,7 @@ async fn health_doc(state: &ListenerState, access: Access, status: HostStatus) -
 async fn capabilities(State(state): State<Shared>) -> Response {
     let mut doc = Map::new();
     doc.insert("code".into(), json!("capabilities"));
+    doc.insert("role".into(), json!(state.config.role()));
     if let Value::Object(caps) = state.view.capabilities() {
         for (key, value) in caps {
             doc.entry(key).or_insert(value);

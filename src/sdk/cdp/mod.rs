@@ -267,17 +267,20 @@ fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfErr
             format!("{url} refused the token ({})", resp.status()),
         )
         .with_hint("pass --token-secret or set AFHTTP_TOKEN_SECRET"),
-        WsError::Http(resp) if refusal_code(resp.body().as_deref()) == Some("host_busy") => {
-            AfError::new(
+        WsError::Http(resp) => match host_refusal(resp.body().as_deref()) {
+            Some((ErrorCode::HostBusy, _)) => AfError::new(
                 ErrorCode::HostBusy,
                 format!("{url}: the host is at its client cap (--max-clients)"),
             )
-            .with_hint("retry after a backoff")
-        }
-        WsError::Http(resp) => AfError::new(
-            ErrorCode::HostUnreachable,
-            format!("{url} answered {} instead of a WebSocket", resp.status()),
-        ),
+            .with_hint("retry after a backoff"),
+            // The host said why in its JSON body (a locked profile, an ephemeral-only host,
+            // a browser still starting): keep its stable code and words.
+            Some((code, message)) => AfError::new(code, format!("{}: {message}", strip_query(url))),
+            None => AfError::new(
+                ErrorCode::HostUnreachable,
+                format!("{url} answered {} instead of a WebSocket", resp.status()),
+            ),
+        },
         other => AfError::new(
             ErrorCode::HostUnreachable,
             format!("cannot open {url}: {other}"),
@@ -285,14 +288,25 @@ fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfErr
     }
 }
 
-/// The stable `code` of a host's JSON refusal body, if it is one.
-fn refusal_code(body: Option<&[u8]>) -> Option<&'static str> {
+/// The stable code and message of a host's JSON refusal body, if it is one.
+fn host_refusal(body: Option<&[u8]>) -> Option<(ErrorCode, String)> {
     let doc: Value = serde_json::from_slice(body?).ok()?;
     let code = doc.get("code")?.as_str()?;
-    ErrorCode::ALL
+    let code = ErrorCode::ALL
         .iter()
-        .map(|c| c.as_str())
-        .find(|known| *known == code)
+        .copied()
+        .find(|c| c.as_str() == code)?;
+    let message = doc
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("refused")
+        .to_string();
+    Some((code, message))
+}
+
+/// `url` without its query (a request id is noise in a message the host already worded).
+fn strip_query(url: &str) -> &str {
+    url.split_once('?').map_or(url, |(base, _)| base)
 }
 
 #[cfg(test)]
@@ -321,9 +335,18 @@ mod tests {
     #[test]
     fn refusal_bodies_are_read_by_their_stable_code() {
         let busy = br#"{"code":"host_busy","message":"full"}"#;
-        assert_eq!(refusal_code(Some(busy)), Some("host_busy"));
-        assert_eq!(refusal_code(Some(br#"{"code":"made_up"}"#)), None);
-        assert_eq!(refusal_code(Some(b"<html>")), None);
-        assert_eq!(refusal_code(None), None);
+        assert_eq!(
+            host_refusal(Some(busy)),
+            Some((ErrorCode::HostBusy, "full".to_string()))
+        );
+        let locked = br#"{"code":"profile_locked","message":"in use"}"#;
+        assert_eq!(
+            host_refusal(Some(locked)).map(|r| r.0),
+            Some(ErrorCode::ProfileLocked)
+        );
+        assert_eq!(host_refusal(Some(br#"{"code":"made_up"}"#)), None);
+        assert_eq!(host_refusal(Some(b"<html>")), None);
+        assert_eq!(host_refusal(None), None);
+        assert_eq!(strip_query("ws://h:1/cdp?profile=a"), "ws://h:1/cdp");
     }
 }

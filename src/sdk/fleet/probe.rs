@@ -26,6 +26,9 @@ pub struct Report {
     pub profiles: Vec<String>,
     /// The profile its browser runs on now (`None`: ephemeral).
     pub active_profile: Option<String>,
+    /// The role the host itself reports (`ephemeral` for `--ephemeral-only`), when it
+    /// answered; older hosts report none.
+    pub host_role: Option<String>,
     /// Why it could not be asked (host_unreachable, unauthorized, …).
     pub error: Option<AfError>,
     /// How long asking took.
@@ -63,6 +66,17 @@ impl Report {
             "active_profile": self.active_profile,
             "probe_ms": crate::sdk::fetch::outcome::round1(self.elapsed.as_secs_f64() * 1000.0),
         });
+        if let Some(role) = &self.host_role {
+            v["host_role"] = json!(role);
+            // Placement follows the list (stable whoever is up), so an ephemeral-only host
+            // listed as persistent refuses the profiles placed on it: say so here.
+            if role == "ephemeral" && !self.member.ephemeral_only {
+                v["role_mismatch"] = json!(
+                    "the host is --ephemeral-only but listed as persistent: \
+                     profiles placed on it are refused; mark it `ephemeral:` in --fleet"
+                );
+            }
+        }
         if let Some(e) = &self.error {
             v["error"] = json!({"code": e.code.as_str(), "message": e.message});
         }
@@ -94,6 +108,7 @@ pub async fn probe(member: &Member, token: Option<&str>, timeout: Duration) -> R
         tabs_active: 0,
         profiles: Vec::new(),
         active_profile: None,
+        host_role: None,
         error: None,
         elapsed: Duration::ZERO,
     };
@@ -118,6 +133,7 @@ pub async fn probe(member: &Member, token: Option<&str>, timeout: Duration) -> R
                 })
                 .unwrap_or_default();
             report.active_profile = s(&caps, "/profiles/active");
+            report.host_role = s(&caps, "/role");
         }
         Err(e) => {
             report.error = Some(AfError::new(

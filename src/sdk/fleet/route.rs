@@ -360,6 +360,7 @@ mod tests {
             tabs_active: 1,
             profiles: profiles.iter().map(|p| p.to_string()).collect(),
             active_profile: None,
+            host_role: None,
             error: (!up).then(|| AfError::new(ErrorCode::HostUnreachable, "refused")),
             elapsed: Duration::ZERO,
         }
