@@ -154,3 +154,60 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
     assert_eq!(r["unknown_field"]["code"], "invalid_argument", "{r}");
     assert_eq!(r["health"], "ok", "{r}");
 }
+
+mod args;
+
+/// Run `steps` (see tests/mcp/calls.py) with the official Python SDK against
+/// `afhttp ARGS` in `fx`, and return its report (`tools`, `schemas`, `steps`).
+pub fn run_steps(fx: &Fixture, args: &[&str], steps: Value) -> Value {
+    let config = serde_json::json!({
+        "afhttp": env!("CARGO_BIN_EXE_afhttp"),
+        "args": args,
+        "env": {
+            "TMPDIR": fx.tmp,
+            "HOME": fx.home,
+            "XDG_DATA_HOME": fx.data,
+            "PATH": std::env::var("PATH").unwrap_or_default(),
+            "AFHTTP_LOG": "warn",
+            "AFHTTP_NO_SANDBOX": "1",
+        },
+        "steps": steps,
+    });
+    let out = Command::new("python3")
+        .arg(format!("{CLIENTS}/calls.py"))
+        .arg(config.to_string())
+        .current_dir(CLIENTS)
+        .output_within(Duration::from_secs(420))
+        .expect("python3 must be installed");
+    assert!(
+        out.status.success(),
+        "calls.py failed (scripts/test.sh installs the `mcp` SDK): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Every file under `root`, relative to it.
+pub fn files_under(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            } else {
+                found.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    found
+}

@@ -24,9 +24,13 @@ pub struct ReadArtifactArgs {
     /// How much to return: bytes or lines (default and maximum: the text budget).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// `bytes` (default) or `lines`.
+    /// `bytes` (default), `lines`, or `entries` (the `entries` of network.json and
+    /// console.json, the `nodes` of observation.json; offset and limit count entries).
     #[serde(default)]
     pub unit: Option<String>,
+    /// With `unit: "entries"`: only the network or console entries that match.
+    #[serde(default)]
+    pub filter: Option<super::entries::EntryFilter>,
 }
 
 /// Run the `read_artifact` tool.
@@ -56,6 +60,9 @@ fn read(
 ) -> Result<(String, Value), AfError> {
     let path = inside_out_dir(&args.path, dirs)?;
     let unit = args.unit.as_deref().unwrap_or("bytes");
+    if args.filter.is_some() && unit != "entries" {
+        return Err(on_field("filter", "filter needs unit \"entries\""));
+    }
     let budget = budget.max(1);
     let bytes_room = budget.saturating_sub(300).max(1) as u64;
     let limit = args.limit.unwrap_or(bytes_room);
@@ -112,10 +119,19 @@ fn read(
             let end = start + n;
             (text, (end < lines.len()).then_some(end as u64), n as u64)
         }
+        "entries" => {
+            return super::entries::page(
+                &path,
+                args.offset,
+                args.limit,
+                args.filter.as_ref(),
+                bytes_room as usize,
+            )
+        }
         other => {
             return Err(on_field(
                 "unit",
-                &format!("unit must be bytes or lines, not {other}"),
+                &format!("unit must be bytes, lines or entries, not {other}"),
             ))
         }
     };

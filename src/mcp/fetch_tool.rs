@@ -9,6 +9,7 @@ use super::result::{cut_at_char, tool_error, tool_success};
 use super::AfhttpMcp;
 use crate::envelope::Event;
 use crate::error::AfError;
+use crate::profile::outputs_root;
 use crate::sdk::artifact::Artifact;
 use crate::sdk::fetch::{self as sdk_fetch, FetchOutcome, FetchSpec};
 
@@ -23,10 +24,13 @@ const MCP_HTTP_WANT: [Artifact; 4] = [
 
 /// Run the `fetch` tool.
 pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResult {
-    let spec: FetchSpec = match super::decode_args("fetch", args) {
+    let mut spec: FetchSpec = match super::decode_args("fetch", args) {
         Ok(s) => s,
         Err(e) => return tool_error(&e, None),
     };
+    if let Err(e) = super::fetch_args::admit(&mut spec, &outputs_root()) {
+        return tool_error(&e, None);
+    }
     let default_want = spec.want.is_none();
     let resolve = server.config.resolve_fetch.clone();
     // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both

@@ -7,6 +7,8 @@
 //! resolvers, so this module never reads flags or the environment.
 
 pub mod artifacts;
+pub mod entries;
+pub mod fetch_args;
 pub mod fetch_tool;
 pub mod host_tools;
 pub mod result;
@@ -16,8 +18,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -79,6 +82,13 @@ impl AfhttpMcp {
     }
 }
 
+/// The `fetch` input schema: [`FetchSpec`]'s, less what MCP refuses ([`fetch_args`]).
+fn fetch_schema() -> JsonObject {
+    let mut schema = (*result::schema_object::<FetchSpec>()).clone();
+    fetch_args::trim_schema(&mut schema);
+    schema
+}
+
 /// The tools this server lists.
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -89,14 +99,15 @@ pub fn tools() -> Vec<Tool> {
              budget), the CLI's JSON event as structuredContent (paths and facts), and a \
              resource_link per artifact. Default want: body,text,content,content_json (plus \
              the browser defaults when a browser renders).",
-            result::schema_object::<FetchSpec>(),
+            fetch_schema(),
         )
         .with_annotations(ToolAnnotations::new().read_only(false).open_world(true)),
         Tool::new(
             "read_artifact",
             "Page through an artifact file of an earlier fetch in this session, by offset and \
-             limit in bytes (default) or lines. Paths outside that fetch's output directory \
-             are refused.",
+             limit in bytes (default), lines, or entries (network.json/console.json entries, \
+             observation.json nodes; network entries filter by resource_type, status and \
+             url_contains). Paths outside that fetch's output directory are refused.",
             result::schema_object::<artifacts::ReadArtifactArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),

@@ -23,10 +23,21 @@ pub fn schema_object<T: schemars::JsonSchema>() -> Arc<JsonObject> {
     Arc::new(object)
 }
 
-/// A tool error: the CLI's error event as `structuredContent`, and one text block naming
-/// the code, whether a retry can help, and the hint.
+/// A tool error: the CLI's error event as `structuredContent` (plus `field`, the argument it
+/// is about, when known), and one text block naming the code, whether a retry can help, and
+/// the hint. The argument takes the place of the CLI's flag in the hint.
 pub fn tool_error(err: &AfError, trace: Option<Value>) -> CallToolResult {
-    let event = Event::error(err, trace).to_json(false);
+    let mut err = err.clone();
+    if let Some(field) = &err.field {
+        err.hint = Some(match err.hint.take() {
+            Some(h) => format!("{h} (argument {field})"),
+            None => format!("check the argument {field}"),
+        });
+    }
+    let mut event = Event::error(&err, trace).to_json(false);
+    if let (Some(field), Some(Value::Object(e))) = (&err.field, event.get_mut("error")) {
+        e.insert("field".into(), Value::String(field.clone()));
+    }
     let mut text = format!(
         "error {}: {}\nretryable: {}",
         err.code.as_str(),
