@@ -180,6 +180,9 @@ pub fn pattern_bytes(n: usize) -> Vec<u8> {
 /// The repeating unit of `/big-html?n=N` (the body is this unit repeated, cut at N bytes).
 pub const BIG_HTML_UNIT: &str = "<p>afhttp big html filler paragraph 0123456789</p>\n";
 
+/// The repeated line of `/big-text?n=BYTES` (plain text).
+pub const BIG_TEXT_UNIT: &str = "afhttp big text line: the quick brown fox jumps over 0123456789\n";
+
 /// The first `n` bytes of the `/big-html` body.
 pub fn big_html_bytes(n: usize) -> Vec<u8> {
     BIG_HTML_UNIT.bytes().cycle().take(n).collect()

@@ -56,6 +56,7 @@ pub fn router() -> Router {
         .route("/brotli", get(|| async { encoded("br", content::brotli) }))
         .route("/bytes", get(bytes_route))
         .route("/big-html", get(big_html))
+        .route("/big-text", get(big_text))
         .route("/challenge/{name}", get(challenge))
         .route(
             "/json",
@@ -461,6 +462,17 @@ async fn big_html(RawQuery(q): RawQuery) -> Resp {
         content::BIG_HTML_UNIT.as_bytes(),
         n,
         "text/html; charset=utf-8",
+    )
+}
+
+async fn big_text(RawQuery(q): RawQuery) -> Resp {
+    let n = query_value(q.as_deref(), "n")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    repeated_stream(
+        content::BIG_TEXT_UNIT.as_bytes(),
+        n,
+        "text/plain; charset=utf-8",
     )
 }
 
