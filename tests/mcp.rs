@@ -89,7 +89,15 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
         .collect();
     assert_eq!(
         tools,
-        ["capabilities", "fetch", "health", "read_artifact"],
+        [
+            "capabilities",
+            "fetch",
+            "health",
+            "read_artifact",
+            "tabs_close",
+            "tabs_list",
+            "takeover"
+        ],
         "{r}"
     );
     // The fetch schema is FetchSpec's: its options are there, by their field names.
@@ -156,6 +164,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
 }
 
 mod args;
+mod host;
 mod paging;
 
 /// Run `steps` (see tests/mcp/calls.py) with the official Python SDK against

@@ -25,21 +25,7 @@ pub struct CdpArgs {
     driver: DriverArgs,
 }
 
-/// Validate a `Domain.method` name.
-pub fn validate_method(m: &str) -> Result<(), AfError> {
-    let mut parts = m.split('.');
-    let ok = matches!((parts.next(), parts.next(), parts.next()), (Some(d), Some(n), None)
-        if !d.is_empty() && !n.is_empty()
-            && d.chars().all(|c| c.is_ascii_alphanumeric())
-            && n.chars().all(|c| c.is_ascii_alphanumeric()));
-    if ok {
-        Ok(())
-    } else {
-        Err(AfError::invalid(format!(
-            "{m:?} is not a CDP method (Domain.method)"
-        )))
-    }
-}
+pub use crate::sdk::builder::validate_cdp_method as validate_method;
 
 /// Read `--params`.
 pub fn read_params(raw: Option<&str>) -> Result<Value, AfError> {

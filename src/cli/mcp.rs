@@ -32,6 +32,9 @@ pub struct McpArgs {
     /// Largest text content of one tool result, in estimated tokens (bytes / 4).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
     pub text_budget_tokens: usize,
+    /// List and serve the `cdp` tool (raw CDP: it can do anything the browser can).
+    #[arg(long)]
+    pub allow_cdp: bool,
 }
 
 /// Run `afhttp mcp` until the client closes stdin; an event is printed only when the server
@@ -43,6 +46,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
     }
     let fetch_args = args.clone();
     let client_args = args.clone();
+    let host_args = args.clone();
     let config = McpConfig {
         text_budget_bytes: args.text_budget_tokens.saturating_mul(4),
         resolve_fetch: Arc::new(move |spec| {
@@ -58,17 +62,12 @@ pub fn run(args: McpArgs) -> Option<Event> {
             if client_args.endpoint_url.is_none() {
                 return Ok(None);
             }
-            let driver = DriverArgs {
-                endpoint_url: client_args.endpoint_url.clone(),
-                token_secret: client_args.token_secret.clone(),
-                token_secret_file: client_args.token_secret_file.clone(),
-                timeout_ms: 30_000,
-                fleet: no_fleet(),
-                member: None,
-                profile: None,
-            };
-            driver.resolve().map(|(client, _)| Some(client))
+            driver_args(&client_args)
+                .resolve()
+                .map(|(client, _)| Some(client))
         }),
+        resolve_host: Arc::new(move || driver_args(&host_args).resolve().map(|(c, _)| c)),
+        allow_cdp: args.allow_cdp,
     };
     let server = AfhttpMcp::new(config);
     let serve = async {
@@ -78,6 +77,19 @@ pub fn run(args: McpArgs) -> Option<Event> {
     match super::block_on(serve) {
         Ok(Ok(())) => None,
         Ok(Err(e)) | Err(e) => Some(Event::error(&e, None)),
+    }
+}
+
+/// The thin commands' host arguments (endpoint, token; discovery when no endpoint).
+fn driver_args(args: &McpArgs) -> DriverArgs {
+    DriverArgs {
+        endpoint_url: args.endpoint_url.clone(),
+        token_secret: args.token_secret.clone(),
+        token_secret_file: args.token_secret_file.clone(),
+        timeout_ms: 30_000,
+        fleet: no_fleet(),
+        member: None,
+        profile: None,
     }
 }
 

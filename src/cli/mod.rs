@@ -64,7 +64,8 @@ pub enum Commands {
     /// A fleet of hosts (Swarm, Kubernetes): every member's health, load and profiles.
     Fleet(fleet::FleetArgs),
     /// Serve the Model Context Protocol over stdio (tools: fetch, read_artifact, health,
-    /// capabilities) for agents that configure MCP servers.
+    /// capabilities, tabs_list, tabs_close, takeover; cdp with --allow-cdp) for agents that
+    /// configure MCP servers.
     Mcp(mcp::McpArgs),
 }
 

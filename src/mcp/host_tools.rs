@@ -51,7 +51,7 @@ async fn run_host_doc(
         (Some(c), "health") => host_health(&c).await?,
         (Some(c), _) => c.capabilities().await?,
         (None, "health") => local_health(),
-        (None, _) => local_capabilities(),
+        (None, _) => local_capabilities(server.config.allow_cdp),
     };
     Ok(Event::result(which, doc, None))
 }
@@ -72,12 +72,12 @@ fn local_health() -> Value {
 }
 
 /// Planning metadata of this server when no host is configured.
-fn local_capabilities() -> Value {
+fn local_capabilities(allow_cdp: bool) -> Value {
     json!({
         "server": "afhttp mcp",
         "version": env!("CARGO_PKG_VERSION"),
         "host": Value::Null,
-        "tools": super::tools().iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
+        "tools": super::tools(allow_cdp).iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
         "artifacts": crate::sdk::artifact::tokens(),
         "protocol_versions": super::transport::protocol_versions(),
     })

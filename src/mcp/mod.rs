@@ -7,6 +7,7 @@
 //! resolvers, so this module never reads flags or the environment.
 
 pub mod artifacts;
+pub mod browser_tools;
 pub mod entries;
 pub mod fetch_args;
 pub mod fetch_tool;
@@ -35,6 +36,9 @@ use crate::sdk::fetch::{FetchRequest, FetchSpec};
 pub type ResolveFetch = Arc<dyn Fn(FetchSpec) -> Result<FetchRequest, AfError> + Send + Sync>;
 /// The configured host's client, or `None` when fetches are local (no endpoint).
 pub type ResolveClient = Arc<dyn Fn() -> Result<Option<Client>, AfError> + Send + Sync>;
+/// A host's client for the tools that need one (tabs, takeover, cdp): the endpoint, or the
+/// managed local container found by discovery; an error when there is none.
+pub type ResolveHost = Arc<dyn Fn() -> Result<Client, AfError> + Send + Sync>;
 
 /// Default text budget of a tool result, in estimated tokens (bytes / 4).
 pub const DEFAULT_TEXT_BUDGET_TOKENS: usize = 20_000;
@@ -47,6 +51,10 @@ pub struct McpConfig {
     pub resolve_fetch: ResolveFetch,
     /// Host resolution for `health` and `capabilities`.
     pub resolve_client: ResolveClient,
+    /// Host resolution for `tabs_list`, `tabs_close`, `takeover` and `cdp`.
+    pub resolve_host: ResolveHost,
+    /// Whether the `cdp` tool is listed and served (`--allow-cdp`).
+    pub allow_cdp: bool,
 }
 
 /// The afhttp MCP server: its configuration and the output directories of this session's
@@ -89,9 +97,9 @@ fn fetch_schema() -> JsonObject {
     schema
 }
 
-/// The tools this server lists.
-pub fn tools() -> Vec<Tool> {
-    vec![
+/// The tools this server lists; `cdp` only when `allow_cdp`.
+pub fn tools(allow_cdp: bool) -> Vec<Tool> {
+    let mut tools = vec![
         Tool::new(
             "fetch",
             "Open a URL the way `afhttp fetch` does: plain HTTP first, a real browser when \
@@ -125,7 +133,37 @@ pub fn tools() -> Vec<Tool> {
             result::schema_object::<host_tools::NoArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(true)),
-    ]
+        Tool::new(
+            "tabs_list",
+            "The host browser's page targets: tab_id, type, url, title.",
+            result::schema_object::<host_tools::NoArgs>(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true)),
+        Tool::new(
+            "tabs_close",
+            "Close one of the host browser's tabs by tab_id.",
+            result::schema_object::<browser_tools::TabsCloseArgs>(),
+        )
+        .with_annotations(ToolAnnotations::new().destructive(true)),
+        Tool::new(
+            "takeover",
+            "Mint a short-lived link a human opens to drive the host's real display (the \
+             `afhttp panel` command); it carries a handoff id, never the host token.",
+            result::schema_object::<browser_tools::TakeoverArgs>(),
+        ),
+    ];
+    if allow_cdp {
+        tools.push(
+            Tool::new(
+                "cdp",
+                "Send one raw Chrome DevTools Protocol method to the host browser or a tab. It \
+                 can do anything the browser can (read every cookie, navigate, run script).",
+                result::schema_object::<browser_tools::CdpArgs>(),
+            )
+            .with_annotations(ToolAnnotations::new().destructive(true).open_world(true)),
+        );
+    }
+    tools
 }
 
 impl ServerHandler for AfhttpMcp {
@@ -143,7 +181,9 @@ impl ServerHandler for AfhttpMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(
+            self.config.allow_cdp,
+        )))
     }
 
     async fn call_tool(
@@ -157,6 +197,10 @@ impl ServerHandler for AfhttpMcp {
             "read_artifact" => artifacts::call(self, args).await,
             "health" => host_tools::health(self, args).await,
             "capabilities" => host_tools::capabilities(self, args).await,
+            "tabs_list" | "tabs_close" | "takeover" => {
+                browser_tools::call(self, &request.name, args).await
+            }
+            "cdp" if self.config.allow_cdp => browser_tools::call(self, "cdp", args).await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool {other}"),

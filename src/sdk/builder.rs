@@ -375,6 +375,22 @@ impl<'c> CdpBuilder<'c> {
     }
 }
 
+/// Validate a `Domain.method` name (the CLI's `cdp` and the MCP `cdp` tool).
+pub fn validate_cdp_method(m: &str) -> Result<(), AfError> {
+    let mut parts = m.split('.');
+    let ok = matches!((parts.next(), parts.next(), parts.next()), (Some(d), Some(n), None)
+        if !d.is_empty() && !n.is_empty()
+            && d.chars().all(|c| c.is_ascii_alphanumeric())
+            && n.chars().all(|c| c.is_ascii_alphanumeric()));
+    if ok {
+        Ok(())
+    } else {
+        Err(AfError::invalid(format!(
+            "{m:?} is not a CDP method (Domain.method)"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
