@@ -166,6 +166,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
 mod args;
 mod host;
 mod paging;
+mod resources;
 
 /// Run `steps` (see tests/mcp/calls.py) with the official Python SDK against
 /// `afhttp ARGS` in `fx`, and return its report (`tools`, `schemas`, `steps`).

@@ -158,7 +158,7 @@ fn read(
 }
 
 /// `raw` as a canonical path inside one of `dirs`, or `invalid_argument`.
-fn inside_out_dir(raw: &str, dirs: &[PathBuf]) -> Result<PathBuf, AfError> {
+pub(crate) fn inside_out_dir(raw: &str, dirs: &[PathBuf]) -> Result<PathBuf, AfError> {
     let given = match url::Url::parse(raw) {
         Ok(u) if u.scheme() == "file" => u
             .to_file_path()

@@ -1,8 +1,6 @@
 //! `fetch`: the CLI's fetch over MCP, with a result that fits the model's context.
 
-use std::path::Path;
-
-use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::result::{cut_at_char, tool_error, tool_success};
@@ -61,36 +59,17 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     }
 }
 
-/// One `resource_link` per written artifact (a `file://` URI; stdio shares the disk).
+/// One `resource_link` per written artifact (a `file://` URI, also readable with
+/// `resources/read`).
 fn resource_links(outcome: &FetchOutcome) -> Vec<ContentBlock> {
     outcome
         .files
         .iter()
         .filter_map(|(artifact, path)| {
-            let uri = url::Url::from_file_path(path).ok()?;
-            let name = path.file_name()?.to_string_lossy().to_string();
-            let mut r = Resource::new(uri.to_string(), name)
-                .with_description(format!("afhttp {} artifact", artifact.as_str()));
-            if let Some(mime) = mime_of(path) {
-                r = r.with_mime_type(mime);
-            }
-            if let Ok(meta) = std::fs::metadata(path) {
-                r = r.with_size(meta.len());
-            }
-            Some(ContentBlock::resource_link(r))
+            super::resources::resource_of(path, format!("afhttp {} artifact", artifact.as_str()))
         })
+        .map(ContentBlock::resource_link)
         .collect()
-}
-
-fn mime_of(path: &Path) -> Option<&'static str> {
-    match path.extension()?.to_str()? {
-        "md" => Some("text/markdown"),
-        "json" => Some("application/json"),
-        "txt" => Some("text/plain"),
-        "html" => Some("text/html"),
-        "png" => Some("image/png"),
-        _ => None,
-    }
 }
 
 /// The text for the model: status, final URL, page kind, warnings, next_action, then the

@@ -12,6 +12,7 @@ pub mod entries;
 pub mod fetch_args;
 pub mod fetch_tool;
 pub mod host_tools;
+pub mod resources;
 pub mod result;
 pub mod transport;
 
@@ -20,8 +21,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -168,12 +169,17 @@ pub fn tools(allow_cdp: bool) -> Vec<Tool> {
 
 impl ServerHandler for AfhttpMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("afhttp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "afhttp opens URLs and returns facts. Call fetch, quote the summary, and read \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("afhttp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "afhttp opens URLs and returns facts. Call fetch, quote the summary, and read \
                  more of an artifact with read_artifact (path from structuredContent).",
-            )
+        )
     }
 
     async fn list_tools(
@@ -184,6 +190,24 @@ impl ServerHandler for AfhttpMcp {
         Ok(ListToolsResult::with_all_items(tools(
             self.config.allow_cdp,
         )))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let dirs = self.known_out_dirs();
+        Ok(ListResourcesResult::with_all_items(resources::list(&dirs)))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let dirs = self.known_out_dirs();
+        resources::read(&request.uri, &dirs).map(Into::into)
     }
 
     async fn call_tool(

@@ -121,6 +121,10 @@ async def main(config):
                 elif "page" in step:
                     done.append(await page(session, step["page"]))
                 elif "read_resource" in step:
+                    uri = step["read_resource"]
+                    if uri.startswith("/") and step.get("as_uri", True) and "afhttp-out" in uri:
+                        uri = "file://" + uri
+                    step["read_resource"] = uri
                     try:
                         res = await asyncio.wait_for(
                             session.read_resource(step["read_resource"]), STEP
