@@ -16,5 +16,8 @@ python3 bench/run_concurrency.py "$@"
 python3 bench/soak.py "$@"
 python3 bench/observation_growth.py "$@"
 python3 bench/takeover.py "$@"
+# MCP over stdio vs the CLI (prints its JSON; bench/summary-mcp.md is written from it by hand).
+python3 -c "import mcp" >/dev/null 2>&1 || python3 -m pip install -q "mcp~=2.3"
+python3 bench/mcp_stdio.py
 # Time-boxed fuzzing (nightly; FUZZ_SECONDS per target, default 60).
 exec bench/fuzz.sh
