@@ -38,6 +38,7 @@ mod network_capture;
 mod observation;
 mod profile;
 mod prune;
+mod readiness;
 mod request_contract;
 mod sandbox;
 mod security;

@@ -253,6 +253,11 @@ impl<'c> FetchBuilder<'c> {
             s.readiness_min_text_bytes = Some(min_text_bytes);
         })
     }
+    /// `--readiness-budget-ms`: how long `auto`, `idle` and `load` waits may take after the
+    /// main document arrived.
+    pub fn readiness_budget_ms(self, ms: u64) -> Self {
+        self.edit(|s| s.readiness_budget_ms = Some(ms))
+    }
     /// `--capture-ws` and `--capture-sse` (sensitive).
     pub fn capture_streams(self, websocket: bool, sse: bool) -> Self {
         self.edit(|s| {

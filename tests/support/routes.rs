@@ -100,6 +100,7 @@ pub fn router() -> Router {
         .merge(super::routes_dialog::router())
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
+        .merge(super::routes_ready::router())
         .merge(super::routes_transfer::router())
         .merge(super::routes_takeover::router())
 }

@@ -3,6 +3,10 @@
 /// Installs `window.__afhttpReady` (a DOM mutation counter with a `probe()`); idempotent.
 pub const READINESS_JS: &str = include_str!("../../../assets/js/readiness.js");
 
+/// The `sourceURL` `READINESS_JS` names itself by (its last line): its frames appear in
+/// request initiator stacks, and `network.json` leaves them out.
+pub const READINESS_SOURCE_URL: &str = "__page_readiness__.js";
+
 /// Evaluates to `{html, url, truncated}`: the rendered DOM as one HTML document, open shadow
 /// roots and same-origin frames flattened in, for the Rust content projection.
 pub const FLATTEN_JS: &str = include_str!("../../../assets/js/flatten.js");
@@ -37,5 +41,16 @@ pub fn selector_probe(css: &str, visible: bool) -> String {
         )
     } else {
         format!("!!document.querySelector({quoted})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readiness_script_names_itself_by_its_source_url() {
+        let last = READINESS_JS.trim_end().lines().last().unwrap_or_default();
+        assert_eq!(last, format!("//# sourceURL={READINESS_SOURCE_URL}"));
     }
 }

@@ -14,6 +14,7 @@ pub mod eval;
 pub mod navigate;
 pub mod network;
 pub mod session;
+pub mod settle;
 pub mod wait;
 
 use std::sync::{Arc, Mutex};
@@ -72,6 +73,8 @@ pub async fn browser_fetch(
     let events = conn.subscribe(Some(&tab.session_id));
     let state: Shared = Arc::new(Mutex::new(PageState {
         load_at: None,
+        committed_at: None,
+        dom_content_at: None,
         crashed: None,
         network: NetworkLog::new(&tab.target_id)
             .with_streams(req.browser.capture_ws, req.browser.capture_sse),

@@ -204,7 +204,23 @@ pub async fn navigate(
     if intercept && rewrite.is_none() {
         let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
     }
-    let result = nav?;
+    // `Page.navigate` answers once the main document's response commits; no answer in time
+    // means the document never arrived, which is what `navigation_timeout` is for.
+    let result = nav.map_err(|e| {
+        if e.code == ErrorCode::CdpTimeout {
+            let url = crate::sdk::redact::url(req.url.as_str());
+            AfError::new(
+                ErrorCode::NavigationTimeout,
+                format!(
+                    "the main document of {url} did not arrive within {} ms",
+                    t.as_millis()
+                ),
+            )
+            .with_hint("raise --timeout-ms, or add --retry")
+        } else {
+            e
+        }
+    })?;
     rewrite.unwrap_or(Ok(()))?;
     if result["isDownload"].as_bool() == Some(true) {
         return Ok(true);

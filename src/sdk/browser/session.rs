@@ -29,6 +29,11 @@ pub struct Tab {
 pub struct PageState {
     /// When `Page.loadEventFired` arrived.
     pub load_at: Option<Instant>,
+    /// When the main frame committed the navigation (`Page.frameNavigated`): `--wait ms:N`
+    /// and the readiness budget count from here.
+    pub committed_at: Option<Instant>,
+    /// When `Page.domContentEventFired` arrived (the document is parsed).
+    pub dom_content_at: Option<Instant>,
     /// Why the renderer died, when it did.
     pub crashed: Option<String>,
     /// The network log.
@@ -284,6 +289,19 @@ fn now_ms() -> f64 {
 pub fn on_event(st: &mut PageState, method: &str, p: &Value) {
     match method {
         "Page.loadEventFired" if st.load_at.is_none() => st.load_at = Some(Instant::now()),
+        "Page.domContentEventFired" if st.dom_content_at.is_none() => {
+            st.dom_content_at = Some(Instant::now());
+        }
+        "Page.frameNavigated"
+            if st.committed_at.is_none()
+                && p["frame"]["parentId"].is_null()
+                && !p["frame"]["url"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("about:") =>
+        {
+            st.committed_at = Some(Instant::now());
+        }
         "Inspector.targetCrashed" => st.crashed = Some("the renderer crashed".into()),
         "Inspector.detached" => {
             let reason = p["reason"].as_str().unwrap_or("detached");

@@ -1,5 +1,11 @@
-//! Readiness: wait for the `--wait` condition, bounded by a deadline. Running out of time is a
-//! `readiness_timeout` warning, never a failed fetch; a crash is `tab_crashed`.
+//! Readiness: wait for the `--wait` condition, bounded by a deadline and, for the heuristic
+//! waits (`auto`, `idle`, `load`), by the readiness budget counted from the navigation
+//! commit. Running out of time is a `readiness_timeout` warning naming what was still
+//! pending, never a failed fetch; a crash is `tab_crashed`.
+//!
+//! `--wait auto` ends on evidence ([`super::settle`]); only when the page-side evidence is
+//! missing (a backend without the injected probe) does it fall back to the network-quiet
+//! and DOM-quiet windows. `trace.readiness.ended_by` says which condition ended the wait.
 
 use std::time::{Duration, Instant};
 
@@ -7,40 +13,90 @@ use serde_json::{json, Value};
 
 use super::assets;
 use super::eval::evaluate;
-use super::network::State;
+use super::network::{PendingRequest, State};
 use super::session::{crashed_error, lock, Shared};
+use super::settle::{self, Probe, Rule, Verdict};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::BrowserOptions;
 use crate::sdk::request::Wait;
 
-/// How often conditions are polled.
+/// How often conditions are polled when no event arrives.
 const TICK: Duration = Duration::from_millis(50);
+
+/// Requests named in the trace at most.
+const MAX_STUCK: usize = 20;
 
 /// The readiness signals recorded in the trace, and any warning.
 #[derive(Debug)]
 pub struct Readiness {
     /// `trace.readiness`.
     pub signals: Value,
-    /// `readiness_timeout` when the deadline hit first.
+    /// `readiness_timeout` when the budget or the deadline hit first.
     pub warning: Option<Warning>,
 }
 
-#[derive(Default)]
+/// What the page-side evidence is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Evidence {
+    /// Not asked yet.
+    Unknown,
+    /// The probe was there from the document's start.
+    Page,
+    /// The probe was installed late (an attached tab): earlier timers and requests are
+    /// invisible to it, so the network-quiet window is required too.
+    Late,
+    /// No probe answers (the backend cannot evaluate it).
+    Missing,
+}
+
 struct Seen {
     load_ms: Option<f64>,
+    dom_content_ms: Option<f64>,
+    commit_ms: Option<f64>,
     idle: bool,
-    dom_stable: bool,
-    text_ok: bool,
     selector_matched: bool,
-    probe: Value,
+    evidence: Evidence,
+    probe: Option<Probe>,
+    verdict: Option<Verdict>,
+    next_probe: Instant,
+}
+
+/// The tab's state at one look.
+struct Look {
+    loaded: Option<Instant>,
+    parsed: Option<Instant>,
+    committed: Option<Instant>,
+    doc_arrived: bool,
+    inflight: usize,
+    quiet: u64,
+    pending: Vec<PendingRequest>,
+}
+
+fn look(state: &Shared) -> Result<Look, AfError> {
+    let st = lock(state);
+    if let Some(why) = &st.crashed {
+        return Err(crashed_error(why));
+    }
+    Ok(Look {
+        loaded: st.load_at,
+        parsed: st.dom_content_at,
+        committed: st.committed_at,
+        doc_arrived: st
+            .network
+            .document()
+            .is_some_and(|d| d.state != State::Pending),
+        inflight: st.network.inflight(),
+        quiet: st.network.quiet_ms(),
+        pending: st.network.pending(),
+    })
 }
 
 fn ms(d: Duration) -> f64 {
     crate::sdk::fetch::outcome::round1(d.as_secs_f64() * 1000.0)
 }
 
-/// Wait until `opts.wait` holds or `deadline` passes.
+/// Wait until `opts.wait` holds, its budget is spent, or `deadline` passes.
 pub async fn wait(
     conn: &CdpConnection,
     session: &str,
@@ -49,41 +105,54 @@ pub async fn wait(
     nav_start: Instant,
     deadline: Instant,
 ) -> Result<Readiness, AfError> {
-    let mut seen = Seen::default();
     let started = Instant::now();
+    let budgeted = matches!(opts.wait, Wait::Auto | Wait::Idle | Wait::Load);
+    let budget = Duration::from_millis(opts.readiness_budget_ms);
+    let rule = Rule {
+        settle_ms: opts.readiness_stable_ms,
+        min_text_bytes: opts.readiness_min_text_bytes,
+    };
+    let mut seen = Seen {
+        load_ms: None,
+        dom_content_ms: None,
+        commit_ms: None,
+        idle: false,
+        selector_matched: false,
+        evidence: Evidence::Unknown,
+        probe: None,
+        verdict: None,
+        next_probe: started,
+    };
     let call_timeout = |now: Instant| {
         deadline
             .saturating_duration_since(now)
             .clamp(Duration::from_millis(200), Duration::from_secs(5))
     };
     let changed = std::sync::Arc::clone(&lock(state).changed);
-    let timed_out = loop {
+    let since_nav = |at: Option<Instant>| at.map(|t| ms(t.saturating_duration_since(nav_start)));
+    let (ended_by, last) = loop {
         let now = Instant::now();
-        let (loaded, doc_responded, inflight, quiet) = {
-            let st = lock(state);
-            if let Some(why) = &st.crashed {
-                return Err(crashed_error(why));
-            }
-            let doc = st
-                .network
-                .document()
-                .is_some_and(|d| d.state != State::Pending);
-            (
-                st.load_at,
-                doc,
-                st.network.inflight(),
-                st.network.quiet_ms(),
-            )
+        let l = look(state)?;
+        seen.load_ms = seen.load_ms.or(since_nav(l.loaded));
+        seen.dom_content_ms = seen.dom_content_ms.or(since_nav(l.parsed));
+        seen.commit_ms = seen.commit_ms.or(since_nav(l.committed));
+        // The commit is when the main document arrived; a backend that never reports it
+        // committed by the time `Page.navigate` answered, just before this wait began.
+        let anchor = l.committed.unwrap_or(started);
+        let until = if budgeted {
+            deadline.min(anchor + budget)
+        } else {
+            deadline
         };
-        if let (None, Some(at)) = (seen.load_ms, loaded) {
-            seen.load_ms = Some(ms(at.saturating_duration_since(nav_start)));
-        }
-        seen.idle =
-            (loaded.is_some() || doc_responded) && inflight == 0 && quiet >= opts.readiness_idle_ms;
-        let done = match &opts.wait {
-            Wait::Load => loaded.is_some(),
-            Wait::Idle => seen.idle,
-            Wait::Ms(n) => loaded.is_some_and(|at| at.elapsed() >= Duration::from_millis(*n)),
+        seen.idle = (l.loaded.is_some() || l.doc_arrived)
+            && l.inflight == 0
+            && l.quiet >= opts.readiness_idle_ms;
+        let done: Option<&'static str> = match &opts.wait {
+            Wait::Load => l.loaded.map(|_| "load"),
+            Wait::Idle => seen.idle.then_some("network_idle"),
+            Wait::Ms(n) => {
+                (now.saturating_duration_since(anchor) >= Duration::from_millis(*n)).then_some("ms")
+            }
             Wait::Selector(css) | Wait::SelectorVisible(css) => {
                 let visible = matches!(opts.wait, Wait::SelectorVisible(_));
                 let expr = assets::selector_probe(css, visible);
@@ -96,28 +165,41 @@ pub async fn wait(
                     Err(e) if e.code == ErrorCode::CdpUnavailable => return Err(e),
                     Err(_) => {}
                 }
-                seen.selector_matched
+                seen.selector_matched.then_some("selector")
             }
             Wait::Auto => {
-                if loaded.is_some() && seen.idle {
-                    probe(conn, session, opts, &mut seen, call_timeout(now)).await?;
-                }
-                loaded.is_some() && seen.idle && seen.dom_stable && seen.text_ok
+                auto_step(conn, session, state, &l, rule, &mut seen, call_timeout(now)).await?
             }
         };
-        if done {
-            break false;
+        if let Some(why) = done {
+            break (why, l);
         }
-        if Instant::now() >= deadline {
-            break true;
+        let now = Instant::now();
+        if now >= until {
+            let why = if budgeted && until < deadline {
+                "readiness_budget"
+            } else {
+                "deadline"
+            };
+            break (why, l);
         }
-        // Sleep until the next event, the moment the network-quiet window would be reached,
-        // or the next poll, whichever is first: a fixed poll alone would add up to a whole
-        // tick after the load event or the quiet window on every fetch.
-        let mut nap = TICK.min(deadline.saturating_duration_since(Instant::now()));
-        if (loaded.is_some() || doc_responded) && inflight == 0 {
-            let to_idle = Duration::from_millis(opts.readiness_idle_ms.saturating_sub(quiet));
+        // Sleep until the next event, the moment a window would be reached, or the next
+        // poll, whichever is first: a fixed poll alone would add up to a whole tick after
+        // every condition on every fetch.
+        let mut nap = TICK.min(until.saturating_duration_since(now));
+        if (l.loaded.is_some() || l.doc_arrived) && l.inflight == 0 {
+            let to_idle = Duration::from_millis(opts.readiness_idle_ms.saturating_sub(l.quiet));
             nap = nap.min(to_idle.max(Duration::from_millis(1)));
+        }
+        if let Wait::Ms(n) = opts.wait {
+            let at = anchor + Duration::from_millis(n);
+            nap = nap.min(
+                at.saturating_duration_since(now)
+                    .max(Duration::from_millis(1)),
+            );
+        }
+        if matches!(opts.wait, Wait::Auto) && seen.next_probe > now {
+            nap = nap.min(seen.next_probe - now);
         }
         // A selector is only seen by evaluating it, so those waits keep the plain poll rather
         // than evaluating once per network event.
@@ -127,25 +209,58 @@ pub async fn wait(
             () = tokio::time::sleep(nap) => {}
         }
     };
-    if seen.probe.is_null() {
+    let timed_out = matches!(ended_by, "readiness_budget" | "deadline");
+    if timed_out || seen.probe.is_none() {
         let t = call_timeout(Instant::now());
-        probe(conn, session, opts, &mut seen, t).await?;
+        if let Some(p) = probe(conn, session, &mut seen, t).await? {
+            seen.verdict = Some(settle::judge(
+                &p,
+                last.loaded.is_some(),
+                last.parsed.is_some(),
+                &last.pending,
+                rule,
+            ));
+        }
     }
-    let (inflight, quiet) = {
-        let st = lock(state);
-        (st.network.inflight(), st.network.quiet_ms())
-    };
     let waited = ms(started.elapsed());
+    let stuck = stuck_requests(&last.pending, &seen);
+    let blocking: Vec<Value> = seen
+        .probe
+        .as_ref()
+        .and_then(|p| p.blocking_script.clone())
+        .map(|url| {
+            let host = super::network::pending::host_of(&url);
+            json!({"url": url, "host": host})
+        })
+        .into_iter()
+        .collect();
+    let p = seen.probe.clone().unwrap_or_default();
+    let have_probe = seen.probe.is_some();
     let signals = json!({
         "wait": opts.wait.to_string(),
+        "ended_by": ended_by,
+        "budget_ms": budgeted.then_some(opts.readiness_budget_ms),
+        "evidence": match seen.evidence {
+            Evidence::Page => "page",
+            Evidence::Late => "page_late",
+            Evidence::Missing | Evidence::Unknown => "quiet_window",
+        },
+        "commit_ms": seen.commit_ms,
+        "dom_content_ms": seen.dom_content_ms,
         "load_ms": seen.load_ms,
         "idle_reached": seen.idle,
-        "inflight_requests": inflight,
-        "network_quiet_ms": quiet,
-        "dom_stable": seen.dom_stable,
-        "dom_quiet_ms": seen.probe.get("quiet_ms"),
-        "dom_mutations": seen.probe.get("mutations"),
-        "text_bytes": seen.probe.get("text_bytes"),
+        "inflight_requests": last.inflight,
+        "network_quiet_ms": last.quiet,
+        "ready_state": have_probe.then_some(p.ready_state.clone()),
+        "dom_stable": have_probe && p.quiet_ms >= opts.readiness_stable_ms,
+        "dom_quiet_ms": have_probe.then_some(p.quiet_ms),
+        "dom_mutations": have_probe.then_some(p.mutations),
+        "short_timers": have_probe.then_some(p.short_timers),
+        "intervals": have_probe.then_some(p.intervals),
+        "text_bytes": have_probe.then_some(p.text_bytes),
+        "missing": seen.verdict.as_ref().map(|v| v.missing.clone()),
+        "stuck_requests": stuck.iter().take(MAX_STUCK).map(|(r, b)| r.to_json(*b)).collect::<Vec<_>>(),
+        "parser_blocking": blocking,
         "selector_matched": matches!(opts.wait, Wait::Selector(_) | Wait::SelectorVisible(_)).then_some(seen.selector_matched),
         "waited_ms": waited,
         "timed_out": timed_out,
@@ -153,61 +268,163 @@ pub async fn wait(
     let warning = timed_out.then(|| {
         Warning::general(
             ErrorCode::ReadinessTimeout,
-            timeout_message(&opts.wait, &seen, waited),
+            timeout_message(opts, ended_by, &seen, &stuck, waited),
         )
     });
     Ok(Readiness { signals, warning })
 }
 
+/// One look for `--wait auto`: `Some(reason)` once the page is settled.
+async fn auto_step(
+    conn: &CdpConnection,
+    session: &str,
+    state: &Shared,
+    l: &Look,
+    rule: Rule,
+    seen: &mut Seen,
+    t: Duration,
+) -> Result<Option<&'static str>, AfError> {
+    let fallback = |seen: &Seen| l.loaded.is_some() && seen.idle;
+    if seen.evidence == Evidence::Missing {
+        return Ok(fallback(seen).then_some("quiet_window"));
+    }
+    let parsed = l.loaded.is_some() || l.parsed.is_some();
+    let held = l.pending.iter().any(PendingRequest::holds_settle);
+    // Nothing to learn from the page before its document is parsed and its own requests
+    // are done; the CDP events wake this wait when they are.
+    if !l.doc_arrived || !parsed || held || Instant::now() < seen.next_probe {
+        return Ok(None);
+    }
+    let Some(p) = probe(conn, session, seen, t).await? else {
+        return Ok(fallback(seen).then_some("quiet_window"));
+    };
+    let verdict = settle::judge(&p, l.loaded.is_some(), l.parsed.is_some(), &l.pending, rule);
+    seen.next_probe = Instant::now() + verdict.recheck_in;
+    // A request the page started just before the probe answered is announced before that
+    // answer, but the collector may not have folded it yet: give it a moment and look again.
+    let settled = verdict.settled && {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let again = look(state)?;
+        !again.pending.iter().any(PendingRequest::holds_settle)
+    };
+    seen.verdict = Some(verdict);
+    Ok(match (settled, seen.evidence) {
+        (true, Evidence::Late) => seen.idle.then_some("quiet_window"),
+        (true, _) => Some("settled"),
+        (false, _) => None,
+    })
+}
+
+/// Ask the page-side probe; install it when it is missing (an attached tab). `None` when the
+/// page cannot answer at all.
 async fn probe(
     conn: &CdpConnection,
     session: &str,
-    opts: &BrowserOptions,
     seen: &mut Seen,
     t: Duration,
-) -> Result<(), AfError> {
-    let mut v = match evaluate(conn, session, assets::READINESS_PROBE, false, t).await {
+) -> Result<Option<Probe>, AfError> {
+    let v = match evaluate(conn, session, assets::READINESS_PROBE, false, t).await {
         Ok(Ok(v)) => v,
         Err(e) if e.code == ErrorCode::CdpUnavailable => return Err(e),
         _ => Value::Null,
     };
-    if v.is_null() {
-        // An attached tab or a document without the injected counter: install it now.
-        let _ = evaluate(conn, session, assets::READINESS_JS, false, t).await;
-        v = json!({});
+    if let Some(p) = Probe::from_json(&v) {
+        if seen.evidence == Evidence::Unknown {
+            seen.evidence = Evidence::Page;
+        }
+        seen.probe = Some(p.clone());
+        return Ok(Some(p));
     }
-    seen.dom_stable = v["quiet_ms"]
-        .as_u64()
-        .is_some_and(|q| q >= opts.readiness_stable_ms);
-    seen.text_ok = v["text_bytes"]
-        .as_u64()
-        .is_some_and(|b| b >= opts.readiness_min_text_bytes);
-    seen.probe = v;
-    Ok(())
+    if seen.evidence == Evidence::Unknown {
+        let installed = evaluate(conn, session, assets::READINESS_JS, false, t).await;
+        seen.evidence = match installed {
+            Ok(Ok(Value::Bool(true))) => Evidence::Late,
+            Err(e) if e.code == ErrorCode::CdpUnavailable => return Err(e),
+            _ => Evidence::Missing,
+        };
+    }
+    Ok(None)
 }
 
-fn timeout_message(wait: &Wait, seen: &Seen, waited: f64) -> String {
-    let missing = |cond: bool, name: &str| (!cond).then(|| name.to_string());
+/// The open requests worth naming, with whether the parser waits on each.
+fn stuck_requests(pending: &[PendingRequest], seen: &Seen) -> Vec<(PendingRequest, bool)> {
+    let blocking = seen.probe.as_ref().and_then(|p| p.blocking_script.as_ref());
+    let mut out: Vec<(PendingRequest, bool)> = pending
+        .iter()
+        .filter(|r| !(r.resource_type == "EventSource" && r.responded))
+        .map(|r| (r.clone(), blocking == Some(&r.url)))
+        .collect();
+    // The parser-blocking script first: it is why the page is empty.
+    out.sort_by_key(|(_, b)| !*b);
+    out
+}
+
+fn timeout_message(
+    opts: &BrowserOptions,
+    ended_by: &str,
+    seen: &Seen,
+    stuck: &[(PendingRequest, bool)],
+    waited: f64,
+) -> String {
+    let wait = &opts.wait;
+    let within = if ended_by == "readiness_budget" {
+        format!(
+            "within the {} ms readiness budget (--readiness-budget-ms)",
+            opts.readiness_budget_ms
+        )
+    } else {
+        format!("within {waited} ms")
+    };
+    let pending = {
+        const SHOWN: usize = 5;
+        let mut names: Vec<String> = stuck
+            .iter()
+            .take(SHOWN)
+            .map(|(r, blocking)| {
+                let party = if r.first_party { "" } else { ", third-party" };
+                let parser = if *blocking { ", parser-blocking" } else { "" };
+                format!("{} {}{party}{parser}", r.resource_type, r.host)
+            })
+            .collect();
+        if stuck.len() > SHOWN {
+            names.push(format!("and {} more", stuck.len() - SHOWN));
+        }
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!("; still pending: {}", names.join("; "))
+        }
+    };
     match wait {
         Wait::Selector(css) | Wait::SelectorVisible(css) => format!(
-            "--wait {wait}: the selector {css:?} never matched{} within {waited} ms; captured anyway",
-            if matches!(wait, Wait::SelectorVisible(_)) { " a visible element" } else { "" }
+            "--wait {wait}: the selector {css:?} never matched{} {within}; captured anyway",
+            if matches!(wait, Wait::SelectorVisible(_)) {
+                " a visible element"
+            } else {
+                ""
+            }
         ),
         Wait::Auto => {
-            let parts: Vec<String> = [
-                missing(seen.load_ms.is_some(), "load"),
-                missing(seen.idle, "network idle"),
-                missing(seen.dom_stable, "DOM stable"),
-                missing(seen.text_ok, "minimum text"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            format!(
-                "--wait auto: not reached within {waited} ms (missing: {}); captured anyway",
-                parts.join(", ")
-            )
+            let missing = seen
+                .verdict
+                .as_ref()
+                .map(|v| v.missing.join(", "))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| {
+                    if seen.idle {
+                        "DOM quiet".into()
+                    } else {
+                        "network idle".into()
+                    }
+                });
+            format!("--wait auto: the page did not settle {within} (missing: {missing}){pending}; captured anyway")
         }
-        _ => format!("--wait {wait}: not reached within {waited} ms; captured anyway"),
+        Wait::Idle => {
+            format!("--wait idle: the network was not idle {within}{pending}; captured anyway")
+        }
+        Wait::Load => {
+            format!("--wait load: the load event did not fire {within}{pending}; captured anyway")
+        }
+        Wait::Ms(_) => format!("--wait {wait}: not reached {within}; captured anyway"),
     }
 }

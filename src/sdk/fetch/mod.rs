@@ -63,8 +63,11 @@ pub struct BrowserOptions {
     pub network_body_max_bytes: u64,
     /// `--readiness-idle-ms`.
     pub readiness_idle_ms: u64,
-    /// `--readiness-stable-ms`.
+    /// `--readiness-stable-ms`: the settle window of `--wait auto`.
     pub readiness_stable_ms: u64,
+    /// `--readiness-budget-ms`: the bound on `auto`, `idle` and `load` waits, counted from the
+    /// main document's arrival.
+    pub readiness_budget_ms: u64,
     /// `--readiness-min-text-bytes`.
     pub readiness_min_text_bytes: u64,
     /// `--capture-ws`.
@@ -94,7 +97,8 @@ impl Default for BrowserOptions {
             network_bodies: None,
             network_body_max_bytes: 10 * 1024 * 1024,
             readiness_idle_ms: 500,
-            readiness_stable_ms: 300,
+            readiness_stable_ms: 200,
+            readiness_budget_ms: 5000,
             readiness_min_text_bytes: 1,
             capture_ws: false,
             browser_discarded_after: false,

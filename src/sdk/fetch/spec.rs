@@ -92,10 +92,17 @@ pub struct FetchSpec {
     /// content.md as served.
     #[cfg_attr(feature = "cli", arg(long))]
     pub accept_markdown: bool,
-    /// Network-quiet window for --wait auto, in milliseconds (default 500).
+    /// Network-quiet window for --wait idle (and --wait auto when the page-side evidence is
+    /// missing), in milliseconds (default 500).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_idle_ms: Option<u64>,
-    /// DOM-stable window for --wait auto, in milliseconds (default 300).
+    /// How long --wait auto/idle/load may take after the main document arrived before the
+    /// fetch captures what the page shows, with warnings naming what was still pending
+    /// (default 5000). Inside --timeout-ms; capture keeps its reserve.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
+    pub readiness_budget_ms: Option<u64>,
+    /// Settle window for --wait auto: how long the DOM must be quiet, in milliseconds
+    /// (default 200).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_stable_ms: Option<u64>,
     /// Minimum visible text for --wait auto to consider the page ready, in bytes (default 1).

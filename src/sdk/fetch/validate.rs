@@ -141,6 +141,7 @@ impl FetchSpec {
         for (field, v) in [
             ("readiness_idle_ms", self.readiness_idle_ms),
             ("readiness_stable_ms", self.readiness_stable_ms),
+            ("readiness_budget_ms", self.readiness_budget_ms),
         ] {
             if v.is_some_and(|v| v > MAX_WAIT_MS) {
                 return Err(invalid(field, format!("{field} is at most {MAX_WAIT_MS}")));
@@ -239,6 +240,9 @@ impl FetchSpec {
                 readiness_stable_ms: self
                     .readiness_stable_ms
                     .unwrap_or(defaults.readiness_stable_ms),
+                readiness_budget_ms: self
+                    .readiness_budget_ms
+                    .unwrap_or(defaults.readiness_budget_ms),
                 readiness_min_text_bytes: self
                     .readiness_min_text_bytes
                     .unwrap_or(defaults.readiness_min_text_bytes),
@@ -300,7 +304,7 @@ impl FetchSpec {
                 ),
             ));
         }
-        let browser_only: [(&'static str, bool); 14] = [
+        let browser_only: [(&'static str, bool); 15] = [
             ("dialog", self.dialog.is_some()),
             ("profile", self.profile.is_some()),
             ("takeover", self.takeover),
@@ -316,6 +320,7 @@ impl FetchSpec {
             ("wait", self.wait.is_some()),
             ("readiness_idle_ms", self.readiness_idle_ms.is_some()),
             ("readiness_stable_ms", self.readiness_stable_ms.is_some()),
+            ("readiness_budget_ms", self.readiness_budget_ms.is_some()),
             (
                 "readiness_min_text_bytes",
                 self.readiness_min_text_bytes.is_some(),

@@ -219,6 +219,10 @@ pub fn initiator(v: &Value, id_of: impl Fn(&str) -> Option<String>) -> Value {
             if frames.len() >= MAX_STACK_FRAMES {
                 break;
             }
+            // The readiness probe's wrappers of fetch, XHR and timers are ours, not the page's.
+            if f["url"] == crate::sdk::browser::assets::READINESS_SOURCE_URL {
+                continue;
+            }
             let mut frame = json!({
                 "function_name": f["functionName"],
                 "url": redact::url(f["url"].as_str().unwrap_or("")),

@@ -15,6 +15,7 @@
 pub mod bodies;
 pub mod entry;
 pub mod hints;
+pub mod pending;
 pub mod streams;
 pub mod summary;
 
@@ -23,10 +24,11 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::error::{ErrorCode, Warning};
+use crate::error::Warning;
 use crate::sdk::redact;
 pub use bodies::BodyRecord;
 pub use entry::{Entry, State};
+pub use pending::{readiness_warnings, PendingRequest};
 use streams::{StreamKind, StreamLog};
 
 /// Resource types that stay open by design and so never hold up the `idle` signal.
@@ -48,6 +50,8 @@ pub struct CaptureSnapshot {
     pub not_idle: usize,
     /// URLs of in-flight XHR/fetch requests.
     pub pending_xhr: Vec<String>,
+    /// The other in-flight requests (streams excepted) as `Type host`, for the warning.
+    pub pending_named: Vec<String>,
 }
 
 /// The log of one session.
@@ -398,9 +402,16 @@ impl NetworkLog {
             }
             if is_xhr(&e.resource_type) {
                 snap.pending_xhr.push(redact::url(&e.url));
+            } else if !STREAMING_TYPES.contains(&e.resource_type.as_str()) {
+                snap.pending_named.push(format!(
+                    "{} {}",
+                    e.resource_type,
+                    pending::host_of(&e.url)
+                ));
             }
         }
         snap.pending_xhr.sort();
+        snap.pending_named.sort();
         snap
     }
 
@@ -507,43 +518,6 @@ impl NetworkLog {
             "summary": summary,
         })
     }
-}
-
-/// `network_not_idle` and `pending_xhr_at_capture` for a snapshot.
-pub fn readiness_warnings(snap: &CaptureSnapshot) -> Vec<Warning> {
-    let mut out = Vec::new();
-    if snap.not_idle > 0 {
-        let by_type: Vec<String> = snap
-            .pending_by_resource_type
-            .iter()
-            .filter(|(t, _)| !STREAMING_TYPES.contains(&t.as_str()))
-            .map(|(t, n)| format!("{t}: {n}"))
-            .collect();
-        out.push(Warning::general(
-            ErrorCode::NetworkNotIdle,
-            format!(
-                "{} request(s) still in flight at capture ({})",
-                snap.not_idle,
-                by_type.join(", ")
-            ),
-        ));
-    }
-    if !snap.pending_xhr.is_empty() {
-        const SHOWN: usize = 5;
-        let mut shown: Vec<String> = snap.pending_xhr.iter().take(SHOWN).cloned().collect();
-        if snap.pending_xhr.len() > SHOWN {
-            shown.push(format!("and {} more", snap.pending_xhr.len() - SHOWN));
-        }
-        out.push(Warning::general(
-            ErrorCode::PendingXhrAtCapture,
-            format!(
-                "{} XHR/fetch request(s) still in flight at capture: {}",
-                snap.pending_xhr.len(),
-                shown.join(", ")
-            ),
-        ));
-    }
-    out
 }
 
 #[cfg(test)]
