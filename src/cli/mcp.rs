@@ -13,7 +13,7 @@ use super::fleet::FleetOpt;
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
-use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_TEXT_BUDGET_TOKENS};
+use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
 use crate::sdk::secret::Secret;
 
 /// Arguments of `afhttp mcp`.
@@ -32,6 +32,10 @@ pub struct McpArgs {
     /// Largest text content of one tool result, in estimated tokens (bytes / 4).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
     pub text_budget_tokens: usize,
+    /// Largest screenshot a fetch result carries inline as image content, in bytes (0:
+    /// never); a larger one is only linked (it is not downscaled).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
+    pub image_max_bytes: u64,
     /// List and serve the `cdp` tool (raw CDP: it can do anything the browser can).
     #[arg(long)]
     pub allow_cdp: bool,
@@ -49,6 +53,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
     let host_args = args.clone();
     let config = McpConfig {
         text_budget_bytes: args.text_budget_tokens.saturating_mul(4),
+        image_max_bytes: args.image_max_bytes,
         resolve_fetch: Arc::new(move |spec| {
             super::fetch::resolve(FetchArgs {
                 spec,

@@ -51,8 +51,19 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         Ok(Ok(outcome)) => {
             server.record_out_dir(outcome.out_dir.clone());
             let event = Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json()));
-            let text = summary(&outcome, &event, server.config.text_budget_bytes);
-            tool_success(text, &event, resource_links(&outcome))
+            let mut text = summary(&outcome, &event, server.config.text_budget_bytes);
+            let mut blocks = resource_links(&outcome);
+            if let Some((image, note)) = inline_screenshot(&outcome, server.config.image_max_bytes)
+            {
+                blocks.insert(0, image);
+                text = cut_at_char(&format!("{text}{note}"), server.config.text_budget_bytes)
+                    .to_string();
+            } else if let Some(note) = screenshot_too_large(&outcome, server.config.image_max_bytes)
+            {
+                text = cut_at_char(&format!("{text}{note}"), server.config.text_budget_bytes)
+                    .to_string();
+            }
+            tool_success(text, &event, blocks)
         }
         Ok(Err(failed)) => tool_error(&failed.0, failed.1),
         Err(e) => tool_error(&AfError::invalid(format!("fetch: {e}")), None),
@@ -70,6 +81,34 @@ fn resource_links(outcome: &FetchOutcome) -> Vec<ContentBlock> {
         })
         .map(ContentBlock::resource_link)
         .collect()
+}
+
+/// The screenshot as inline image content when it is at most `cap` bytes, with a line for
+/// the text.
+fn inline_screenshot(outcome: &FetchOutcome, cap: u64) -> Option<(ContentBlock, String)> {
+    use base64::Engine;
+    let path = outcome.file(Artifact::Screenshot)?;
+    let size = std::fs::metadata(path).ok()?.len();
+    if size > cap {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let mime = super::resources::mime_of(path).unwrap_or("image/png");
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    Some((
+        ContentBlock::image(data, mime),
+        format!("screenshot: inline ({size} bytes)\n"),
+    ))
+}
+
+/// The line that says a screenshot was left out of the result for its size.
+fn screenshot_too_large(outcome: &FetchOutcome, cap: u64) -> Option<String> {
+    let path = outcome.file(Artifact::Screenshot)?;
+    let size = std::fs::metadata(path).ok()?.len();
+    Some(format!(
+        "screenshot: not inline ({size} bytes, over the {cap}-byte image cap; not downscaled); \
+         read its resource_link\n"
+    ))
 }
 
 /// The text for the model: status, final URL, page kind, warnings, next_action, then the

@@ -43,11 +43,15 @@ pub type ResolveHost = Arc<dyn Fn() -> Result<Client, AfError> + Send + Sync>;
 
 /// Default text budget of a tool result, in estimated tokens (bytes / 4).
 pub const DEFAULT_TEXT_BUDGET_TOKENS: usize = 20_000;
+/// Default cap of the inline screenshot image, in bytes.
+pub const DEFAULT_IMAGE_MAX_BYTES: u64 = 1_000_000;
 
 /// How the server was started.
 pub struct McpConfig {
     /// Largest text content of one tool result, in bytes (the token budget × 4).
     pub text_budget_bytes: usize,
+    /// Largest screenshot put inline as image content, in bytes (0: never).
+    pub image_max_bytes: u64,
     /// Fetch resolution (see [`ResolveFetch`]).
     pub resolve_fetch: ResolveFetch,
     /// Host resolution for `health` and `capabilities`.

@@ -39,7 +39,9 @@ fn assert_fits(r: &Value, what: &str) {
     let blocks = fetched["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "text", "{what}");
     assert!(
-        blocks[1..].iter().all(|b| b["type"] == "resource_link"),
+        blocks[1..]
+            .iter()
+            .all(|b| b["type"] == "resource_link" || b["type"] == "image"),
         "{what}: {blocks:?}"
     );
     let content_file = fetched["structured"]["result"]["content_file"]

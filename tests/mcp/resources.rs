@@ -71,3 +71,45 @@ fn resource_links_list_and_read_back_whole_and_nothing_else_reads() {
         );
     }
 }
+
+#[test]
+fn the_screenshot_is_inline_under_its_cap_and_only_linked_over_it() {
+    let _one = crate::support::chromium::lock();
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let fetch = json!([{"call": "fetch", "args": {"url": srv.url("/static"), "render": "always"}}]);
+    let images = |r: &Value| -> Vec<Value> {
+        r["steps"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "image")
+            .cloned()
+            .collect()
+    };
+    let r = run_steps(&fx, &["mcp"], fetch.clone());
+    let shot = r["steps"][0]["structured"]["result"]["screenshot_file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    let got = images(&r);
+    assert_eq!(got.len(), 1, "{r}");
+    assert_eq!(got[0]["mime_type"], "image/png", "{r}");
+    assert_eq!(
+        got[0]["data_bytes"].as_u64().unwrap(),
+        std::fs::metadata(shot).unwrap().len()
+    );
+    assert!(r["steps"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("screenshot: inline"));
+
+    let r = run_steps(&fx, &["mcp", "--image-max-bytes", "100"], fetch);
+    assert!(images(&r).is_empty(), "{r}");
+    assert!(
+        r["steps"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("screenshot: not inline"),
+        "{r}"
+    );
+}
