@@ -144,7 +144,11 @@ pub const REGISTRY: &[ArtifactSpec] = &[
     ArtifactSpec {
         artifact: Artifact::Screenshot,
         token: "screenshot",
-        file: FileName::PerFormat(&[("png", "page.png")]),
+        file: FileName::PerFormat(&[
+            ("png", "page.png"),
+            ("jpeg", "page.jpg"),
+            ("webp", "page.webp"),
+        ]),
         browser_only: true,
         browser_default: true,
         http_default: false,

@@ -17,6 +17,7 @@
 //!   (which never answers); `third-party-page`.
 //! - `/ready/blocking?hang=HOST`: the same plus a parser-blocking `<script src>` on HOST:
 //!   `before-blocking-script` is parsed, `after-blocking-script` never is.
+//! - `/ready/identity`: `identity {json}` with navigator.userAgent, webdriver and client hints.
 //! - `/ready/stuck-image?hang=HOST`: one third-party image that never loads, so the load event
 //!   never fires; `stuck-image-page`.
 
@@ -68,6 +69,14 @@ const NEVER_IDLE: &str = "<!doctype html><title>Never idle</title><p>never-idle-
 <p id=s>tick-0</p><script>var n=0;(function tick(){n++;\
 document.getElementById('s').textContent='tick-'+n;setTimeout(tick,100);})();</script>";
 
+/// `/ready/identity`: the page writes `identity {json}` with what it sees of itself.
+const IDENTITY: &str = "<!doctype html><title>Identity</title><p id=s>identity-waiting</p><script>\
+(async function(){var d=navigator.userAgentData;var he=null;\
+if(d){he=await d.getHighEntropyValues(['fullVersionList','platform']);}\
+document.getElementById('s').textContent='identity '+JSON.stringify({ua:navigator.userAgent,\
+webdriver:navigator.webdriver,brands:d?d.brands:null,full:he?he.fullVersionList:null,\
+platform:he?he.platform:null});})();</script>";
+
 /// The `/ready/*` routes, merged into the shared fixture router.
 pub fn router() -> Router {
     Router::new()
@@ -88,6 +97,7 @@ pub fn router() -> Router {
         .route("/ready/third-party", get(third_party))
         .route("/ready/blocking", get(blocking))
         .route("/ready/stuck-image", get(stuck_image))
+        .route("/ready/identity", get(|| async { html(IDENTITY.into()) }))
         .route("/ready/api/step/{n}", get(step))
 }
 

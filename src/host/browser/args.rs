@@ -190,6 +190,10 @@ pub fn chromium_args(opts: &LaunchOptions) -> Result<Vec<String>, AfError> {
             "--disable-background-timer-throttling",
             "--disable-renderer-backgrounding",
             "--disable-backgrounding-occluded-windows",
+            // `navigator.webdriver` is false, as in a browser a person started: a DevTools-
+            // driven browser sets it, and pages read it (`Emulation.setAutomationOverride`
+            // can only force it on).
+            "--disable-blink-features=AutomationControlled",
         ]
         .map(String::from),
     );

@@ -36,6 +36,8 @@ pub struct Captured {
     pub body_truncated: bool,
     /// The serialized DOM, when it could be read (used for classification too).
     pub rendered_html: Option<String>,
+    /// The screenshot's facts for the result, when one was written.
+    pub screenshot: Option<Value>,
 }
 
 /// Pretty JSON with a trailing newline.
@@ -184,7 +186,7 @@ pub async fn capture_all(
             }
             Artifact::Screenshot => {
                 let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
-                screenshot(&cx, metrics, out, &mut c).await
+                screenshot(&cx, &req.browser, metrics, out, &mut c).await
             }
             Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
@@ -372,6 +374,7 @@ async fn network(
 
 async fn screenshot(
     cx: &Ctx<'_>,
+    opts: &crate::sdk::fetch::BrowserOptions,
     metrics: Result<Value, AfError>,
     out: &mut OutDir,
     c: &mut Captured,
@@ -389,22 +392,32 @@ async fn screenshot(
     };
     let width = size["width"].as_f64().unwrap_or(0.0).ceil().max(1.0);
     let height = size["height"].as_f64().unwrap_or(0.0).ceil().max(1.0);
-    let clipped = height > MAX_SCREENSHOT_HEIGHT;
+    let limit = opts
+        .screenshot_max_height
+        .map_or(MAX_SCREENSHOT_HEIGHT, |h| {
+            f64::from(h).min(MAX_SCREENSHOT_HEIGHT)
+        });
+    let clipped = height > limit;
+    let captured_height = height.min(limit);
     // A page that fits the viewport is captured as it is on screen: capturing beyond the
     // viewport makes the browser resize, lay out and paint the page again for the same pixels.
     let viewport = &m["cssLayoutViewport"];
     let fits = viewport["clientWidth"]
         .as_f64()
         .zip(viewport["clientHeight"].as_f64())
-        .is_some_and(|(w, h)| width <= w && height <= h);
+        .is_some_and(|(w, h)| width <= w && captured_height <= h);
     // `optimizeForSpeed` picks faster (still lossless) PNG compression: the same pixels in a
     // somewhat larger file, for much less of the renderer's CPU, which parallel fetches share.
-    let params = json!({
-        "format": "png",
+    let format = opts.screenshot_format;
+    let mut params = json!({
+        "format": format,
         "optimizeForSpeed": true,
         "captureBeyondViewport": !fits,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height.min(MAX_SCREENSHOT_HEIGHT), "scale": 1},
+        "clip": {"x": 0, "y": 0, "width": width, "height": captured_height, "scale": 1},
     });
+    if let Some(q) = opts.screenshot_quality {
+        params["quality"] = json!(q);
+    }
     let r = match cx
         .conn
         .send(s, "Page.captureScreenshot", params, cx.t())
@@ -420,8 +433,20 @@ async fn screenshot(
         Ok(_) => return Ok(Some(failed(a, "the browser returned an empty image"))),
         Err(e) => return Ok(Some(failed(a, format!("undecodable image: {e}")))),
     };
-    write(out, c, a, &a.file_name(), &png)?;
-    Ok(clipped.then(|| {
+    write(out, c, a, &a.file_name_for(Some(format), None), &png)?;
+    c.screenshot = Some(json!({
+        "format": format,
+        "width": width,
+        "height": height,
+        "captured_height": captured_height,
+        "clipped": clipped,
+        "bytes": png.len(),
+    }));
+    // Clipping the user asked for is a fact in the result, not a failure.
+    let asked = opts
+        .screenshot_max_height
+        .is_some_and(|h| f64::from(h) < MAX_SCREENSHOT_HEIGHT);
+    Ok((clipped && !asked).then(|| {
         Warning::artifact(
             a.as_str(),
             ErrorCode::ArtifactCaptureFailed,

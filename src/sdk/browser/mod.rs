@@ -11,6 +11,7 @@ pub mod capture;
 mod content;
 pub mod download;
 pub mod eval;
+pub mod identity;
 pub mod navigate;
 pub mod network;
 pub mod session;
@@ -206,7 +207,8 @@ async fn drive(
     );
     enabled?;
     readiness?;
-    navigate::prepare(conn, s, req, t).await?;
+    let identity = navigate::prepare(conn, s, req, t).await?;
+    trace.set("user_agent", identity);
     trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();
@@ -283,7 +285,7 @@ async fn drive(
         &lock(state),
         req.browser.dialog_accept,
     ));
-    Ok(outcome(
+    let mut o = outcome(
         req,
         state,
         request_id,
@@ -293,7 +295,9 @@ async fn drive(
         captured.body_truncated,
         captured.rendered_html.as_deref(),
         warnings,
-    ))
+    );
+    o.screenshot = captured.screenshot;
+    Ok(o)
 }
 
 /// The outcome of a navigation that became a download: no page to capture (the tab stays
@@ -413,5 +417,6 @@ fn outcome(
         warnings,
         download: None,
         trace: Trace::new(request_id),
+        screenshot: None,
     }
 }

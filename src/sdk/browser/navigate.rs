@@ -11,14 +11,16 @@ use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody};
 
-/// Install the request's headers, user agent and cookies on the session.
+/// Install the request's headers, identity (user agent, client hints, `navigator.webdriver`)
+/// and cookies on the session; returns `trace.user_agent`.
 pub async fn prepare(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,
     t: Duration,
-) -> Result<(), AfError> {
+) -> Result<Value, AfError> {
     let s = Some(session);
+    let identity_trace = identity(conn, session, req, t).await?;
     if !req.headers.is_empty() {
         let mut headers = Map::new();
         for h in &req.headers {
@@ -32,21 +34,45 @@ pub async fn prepare(
         )
         .await?;
     }
-    if let Some(ua) = &req.user_agent {
-        conn.send(
-            s,
-            "Network.setUserAgentOverride",
-            json!({ "userAgent": ua }),
-            t,
-        )
-        .await?;
-    }
     if !req.cookies.is_empty() {
         let cookies: Vec<Value> = req.cookies.iter().map(|c| cookie_param(c, req)).collect();
         conn.send(s, "Network.setCookies", json!({ "cookies": cookies }), t)
             .await?;
     }
-    Ok(())
+    Ok(identity_trace)
+}
+
+/// The tab's identity ([`super::identity`]): the browser's own User-Agent without its
+/// headless token (or `--user-agent`) with matching client hints. (`navigator.webdriver` is
+/// the launch's `--disable-blink-features=AutomationControlled`.)
+async fn identity(
+    conn: &CdpConnection,
+    session: &str,
+    req: &FetchRequest,
+    t: Duration,
+) -> Result<Value, AfError> {
+    let s = Some(session);
+    // Not every backend answers; then the tab keeps the browser's own identity.
+    let version = conn
+        .send(None, "Browser.getVersion", json!({}), t)
+        .await
+        .unwrap_or(Value::Null);
+    let brand = super::identity::family_brand(req.browser_family.map(|b| b.as_str()));
+    let plan = super::identity::plan(
+        version["userAgent"].as_str().unwrap_or(""),
+        version["product"].as_str().unwrap_or(""),
+        req.user_agent.as_deref(),
+        brand,
+    );
+    if let Some(ua) = &plan.user_agent {
+        let mut params = json!({ "userAgent": ua });
+        if let Some(m) = &plan.metadata {
+            params["userAgentMetadata"] = m.clone();
+        }
+        conn.send(s, "Emulation.setUserAgentOverride", params, t)
+            .await?;
+    }
+    Ok(plan.trace)
 }
 
 /// One `Network.CookieParam`: host-only cookies are set by URL so they stay host-only.

@@ -65,6 +65,12 @@ pub struct BrowserOptions {
     pub readiness_idle_ms: u64,
     /// `--readiness-stable-ms`: the settle window of `--wait auto`.
     pub readiness_stable_ms: u64,
+    /// `--screenshot-format`: `png`, `jpeg` or `webp`.
+    pub screenshot_format: &'static str,
+    /// `--screenshot-quality` (jpeg and webp only).
+    pub screenshot_quality: Option<u8>,
+    /// `--screenshot-max-height`, in CSS pixels.
+    pub screenshot_max_height: Option<u32>,
     /// `--readiness-budget-ms`: the bound on `auto`, `idle` and `load` waits, counted from the
     /// main document's arrival.
     pub readiness_budget_ms: u64,
@@ -99,6 +105,9 @@ impl Default for BrowserOptions {
             readiness_idle_ms: 500,
             readiness_stable_ms: 200,
             readiness_budget_ms: 5000,
+            screenshot_format: "png",
+            screenshot_quality: None,
+            screenshot_max_height: None,
             readiness_min_text_bytes: 1,
             capture_ws: false,
             browser_discarded_after: false,

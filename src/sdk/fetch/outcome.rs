@@ -106,6 +106,9 @@ pub struct FetchOutcome {
     pub download: Option<DownloadOutcome>,
     /// The trace.
     pub trace: Trace,
+    /// The screenshot's facts (`format`, `width`, `height`, `captured_height`, `clipped`,
+    /// `bytes`), when one was written.
+    pub screenshot: Option<Value>,
 }
 
 impl FetchOutcome {
@@ -153,6 +156,9 @@ impl FetchOutcome {
         }
         if let Some(next) = &self.next_action {
             v["next_action"] = next.clone();
+        }
+        if let Some(shot) = &self.screenshot {
+            v["screenshot"] = shot.clone();
         }
         v["warnings"] = json!(self.warnings);
         v

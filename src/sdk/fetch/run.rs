@@ -468,6 +468,7 @@ async fn attempt_once(
         warnings,
         download: None,
         trace: Trace::new(request_id),
+        screenshot: None,
     })))
 }
 

@@ -96,6 +96,17 @@ pub struct FetchSpec {
     /// missing), in milliseconds (default 500).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_idle_ms: Option<u64>,
+    /// Screenshot format: png (default, the full-page page.png), jpeg (page.jpg) or webp
+    /// (page.webp).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "png|jpeg|webp"))]
+    pub screenshot_format: Option<String>,
+    /// Quality of a jpeg or webp screenshot, 1-100 (the browser's default when omitted).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "1-100"))]
+    pub screenshot_quality: Option<u8>,
+    /// Capture at most this many CSS pixels of the page's height (the result says when the
+    /// screenshot was clipped).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PX"))]
+    pub screenshot_max_height: Option<u32>,
     /// How long --wait auto/idle/load may take after the main document arrived before the
     /// fetch captures what the page shows, with warnings naming what was still pending
     /// (default 5000). Inside --timeout-ms; capture keeps its reserve.

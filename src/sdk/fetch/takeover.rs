@@ -195,6 +195,7 @@ mod tests {
             warnings: Vec::new(),
             download: None,
             trace: Trace::new("r"),
+            screenshot: None,
         }
     }
 

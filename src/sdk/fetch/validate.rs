@@ -164,6 +164,37 @@ impl FetchSpec {
                 ));
             }
         }
+        let screenshot_format = match self.screenshot_format.as_deref() {
+            None | Some("png") => "png",
+            Some("jpeg" | "jpg") => "jpeg",
+            Some("webp") => "webp",
+            Some(other) => {
+                return Err(invalid(
+                    "screenshot_format",
+                    format!("screenshot_format must be png, jpeg or webp, not {other:?}"),
+                ))
+            }
+        };
+        if let Some(q) = self.screenshot_quality {
+            if screenshot_format == "png" {
+                return Err(invalid(
+                    "screenshot_quality",
+                    "screenshot_quality applies to jpeg and webp only (png is lossless)",
+                ));
+            }
+            if !(1..=100).contains(&q) {
+                return Err(invalid(
+                    "screenshot_quality",
+                    "screenshot_quality is between 1 and 100",
+                ));
+            }
+        }
+        if self.screenshot_max_height == Some(0) {
+            return Err(invalid(
+                "screenshot_max_height",
+                "screenshot_max_height is at least 1",
+            ));
+        }
         let dialog_accept = match self.dialog.as_deref() {
             None | Some("dismiss") => false,
             Some("accept") => true,
@@ -249,6 +280,9 @@ impl FetchSpec {
                 capture_ws: self.capture_ws,
                 capture_sse: self.capture_sse,
                 dialog_accept,
+                screenshot_format,
+                screenshot_quality: self.screenshot_quality,
+                screenshot_max_height: self.screenshot_max_height,
                 ..defaults
             },
             ..FetchRequest::get(url)
@@ -304,7 +338,13 @@ impl FetchSpec {
                 ),
             ));
         }
-        let browser_only: [(&'static str, bool); 15] = [
+        let browser_only: [(&'static str, bool); 18] = [
+            ("screenshot_format", self.screenshot_format.is_some()),
+            ("screenshot_quality", self.screenshot_quality.is_some()),
+            (
+                "screenshot_max_height",
+                self.screenshot_max_height.is_some(),
+            ),
             ("dialog", self.dialog.is_some()),
             ("profile", self.profile.is_some()),
             ("takeover", self.takeover),
