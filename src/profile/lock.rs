@@ -92,7 +92,8 @@ fn read_owner(path: &Path) -> Option<LockOwner> {
     serde_json::from_str(&s).ok()
 }
 
-fn hostname() -> String {
+/// This machine's hostname, as a lock owner records it.
+pub fn this_hostname() -> String {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]
         .iter()
         .find_map(|p| {
@@ -125,7 +126,7 @@ pub fn try_lock(profile_dir: &Path) -> Result<ProfileLock, AfError> {
     let owner = LockOwner {
         pid: std::process::id(),
         started_at_rfc3339: now_rfc3339(),
-        hostname: hostname(),
+        hostname: this_hostname(),
     };
     let record = serde_json::to_vec(&owner)
         .map_err(|e| AfError::new(ErrorCode::IoError, format!("encode lock owner: {e}")))?;
@@ -140,7 +141,7 @@ pub fn try_lock(profile_dir: &Path) -> Result<ProfileLock, AfError> {
 /// taking the lock, so a racing reader can see an empty file or the previous (dead) owner's
 /// record; it retries briefly for a record naming a live process on this machine.
 fn current_owner(path: &Path) -> Option<LockOwner> {
-    let here = hostname();
+    let here = this_hostname();
     let deadline = Instant::now() + Duration::from_millis(500);
     loop {
         let owner = read_owner(path);
@@ -245,7 +246,7 @@ mod tests {
         let dead = LockOwner {
             pid: u32::MAX - 1,
             started_at_rfc3339: now_rfc3339(),
-            hostname: hostname(),
+            hostname: this_hostname(),
         };
         std::fs::write(held.path(), serde_json::to_vec(&dead).unwrap()).unwrap();
         let path = held.path().to_path_buf();
@@ -254,7 +255,7 @@ mod tests {
             let live = serde_json::to_vec(&LockOwner {
                 pid: std::process::id(),
                 started_at_rfc3339: now_rfc3339(),
-                hostname: hostname(),
+                hostname: this_hostname(),
             })
             .unwrap();
             std::fs::write(path, live).unwrap();

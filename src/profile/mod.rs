@@ -31,7 +31,9 @@ pub use admin::{
 pub use cookies::{redacted_cookies, RedactedCookie};
 pub use download_index::{append_download_record, read_download_index, DOWNLOAD_INDEX_FILE};
 pub use duration::parse_age;
-pub use lock::{lock_status, try_lock, LockOwner, LockStatus, ProfileLock, LOCK_FILE};
+pub use lock::{
+    lock_status, this_hostname, try_lock, LockOwner, LockStatus, ProfileLock, LOCK_FILE,
+};
 pub use metadata::{
     format_rfc3339, inspect_metadata, now_rfc3339, read_metadata, touch_last_used, unix_to_rfc3339,
     write_metadata, MetadataReport, MetadataStatus, ProfileMetadata, METADATA_FILE, SCHEMA_VERSION,

@@ -212,6 +212,7 @@ async fn drive(
     trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();
+    trace.browser_request_sent();
     let became_download = tokio::select! {
         r = navigate::navigate(conn, s, req, paused, remaining(deadline)) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),

@@ -23,6 +23,11 @@ pub struct BrowserSlot {
     family: Option<String>,
     /// Whether `family` was asked for yet.
     family_known: bool,
+    /// The persistent profile's implicit jar, once the host was found to run the profile
+    /// from this machine's store ([`super::profile_jar`]).
+    implicit_jar: Option<std::path::PathBuf>,
+    /// Whether the implicit jar was looked for yet.
+    implicit_jar_checked: bool,
     #[cfg(feature = "host")]
     inline: Option<crate::host::inline::InlineHost>,
 }
@@ -88,6 +93,38 @@ impl BrowserSlot {
             connect_started.elapsed().as_secs_f64() * 1000.0,
         );
         conn
+    }
+
+    /// The cookie jar this fetch reads and updates: the named one, else the persistent
+    /// profile's implicit jar when its directory is on this machine.
+    pub fn jar_path(&self, req: &FetchRequest) -> Option<std::path::PathBuf> {
+        req.cookie_jar.clone().or_else(|| self.implicit_jar.clone())
+    }
+
+    /// Look for the implicit jar once, after the first connection switched the host to the
+    /// profile; its cookies are returned to be installed with the request's own.
+    async fn find_implicit_jar(
+        &mut self,
+        req: &FetchRequest,
+        trace: &mut Trace,
+    ) -> Result<Vec<Cookie>, AfError> {
+        if self.implicit_jar_checked || req.cookie_jar.is_some() || !req.implicit_jar {
+            return Ok(Vec::new());
+        }
+        self.implicit_jar_checked = true;
+        let (Some(name), Some(client)) = (&req.browser.profile, &self.client) else {
+            return Ok(Vec::new());
+        };
+        if self.started_inline() {
+            return Ok(Vec::new());
+        }
+        let Some(path) = super::profile_jar::local_profile_jar(client, name).await else {
+            return Ok(Vec::new());
+        };
+        let jar = crate::sdk::cookies::jar::read_jar_file(&path)?;
+        trace.set("cookie_jar_file", json!(path));
+        self.implicit_jar = Some(path);
+        Ok(jar.cookies)
     }
 
     /// Whether this slot's browser is an inline host it started (for this fetch alone).
@@ -194,6 +231,7 @@ pub async fn attempt(
 ) -> Result<(FetchOutcome, Vec<Cookie>), AfError> {
     let started = std::time::Instant::now();
     let conn = slot.connection(req, trace).await?;
+    let implicit = slot.find_implicit_jar(req, trace).await?;
     let mut with_jar = req.clone();
     // The attempt's --timeout-ms also covers starting the inline host and connecting: the
     // browser fetch gets what is left, so its own deadline (and the capture calls that end
@@ -209,6 +247,7 @@ pub async fn attempt(
     with_jar.cookies = jar_cookies
         .iter()
         .cloned()
+        .chain(implicit)
         .chain(req.cookies.iter().cloned())
         .collect();
     // What the backend cannot produce (the registry's backend subsets, spec §10) gets a
@@ -285,7 +324,7 @@ async fn finish_attempt(
     if req.browser.takeover {
         hand_over_if_needed(slot, req, &mut outcome, trace).await?;
     }
-    let cookies = if req.cookie_jar.is_some() {
+    let cookies = if slot.jar_path(req).is_some() {
         read_browser_cookies(conn, context, &outcome.final_url, req.timeout)
             .await
             .unwrap_or_default()

@@ -7,6 +7,7 @@ pub mod browser_path;
 pub mod options;
 pub mod outcome;
 pub mod outdir;
+mod profile_jar;
 pub mod run;
 pub mod spec;
 pub mod takeover;
@@ -144,6 +145,9 @@ pub struct FetchRequest {
     pub(crate) out_dir: Option<PathBuf>,
     /// Cookie jar file to read and update.
     pub(crate) cookie_jar: Option<PathBuf>,
+    /// Whether a persistent profile's implicit jar may be used when no `cookie_jar` is
+    /// named (false with `no_cookie_jar`).
+    pub(crate) implicit_jar: bool,
     /// Retries of retryable failures.
     pub(crate) retry: u32,
     /// First backoff delay.
@@ -187,6 +191,7 @@ impl FetchRequest {
             http_default_want: None,
             out_dir: None,
             cookie_jar: None,
+            implicit_jar: true,
             retry: 0,
             backoff: Duration::from_millis(250),
             transport: TransportOptions::default(),

@@ -15,6 +15,9 @@ pub struct Trace {
     fields: Map<String, Value>,
     attempts: Vec<Value>,
     timings: Map<String, Value>,
+    /// Whether a browser sent the page request (`Page.navigate` went out), so an escalated
+    /// request really went out a second time.
+    browser_sent: bool,
 }
 
 impl Trace {
@@ -26,7 +29,18 @@ impl Trace {
             fields,
             attempts: Vec::new(),
             timings: Map::new(),
+            browser_sent: false,
         }
+    }
+
+    /// Note that a browser sent the page request.
+    pub fn browser_request_sent(&mut self) {
+        self.browser_sent = true;
+    }
+
+    /// Whether a browser sent the page request during this fetch.
+    pub fn browser_sent(&self) -> bool {
+        self.browser_sent
     }
 
     /// A top-level field, if set.

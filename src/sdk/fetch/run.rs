@@ -61,18 +61,6 @@ pub async fn fetch_with(
         trace: trace.clone(),
     };
 
-    if let Err(e) = check_browser_needs(&req) {
-        return Err(fail(e, &trace));
-    }
-    if req.browser.takeover && req.browser.profile.is_none() {
-        match takeover::site_profile(&req.url) {
-            Ok(p) => {
-                req.browser.profile = Some(p);
-                req.browser.profile_derived = true;
-            }
-            Err(e) => return Err(fail(e, &trace)),
-        }
-    }
     let want = req.want.clone().unwrap_or_default();
     let mut escalated = render_decision::before_request(req.render, &want)
         .or_else(|| req.browser.takeover.then_some(EscalationReason::Takeover))
@@ -89,6 +77,20 @@ pub async fn fetch_with(
         });
     if let Some(reason) = &escalated {
         record_escalation(&mut trace, reason, &req);
+    }
+    // After the decision is recorded, so a refusal's trace shows it. (`--takeover` decides
+    // before a profile does, so deriving the site profile below changes no decision.)
+    if let Err(e) = check_browser_needs(&req) {
+        return Err(fail(e, &trace));
+    }
+    if req.browser.takeover && req.browser.profile.is_none() {
+        match takeover::site_profile(&req.url) {
+            Ok(p) => {
+                req.browser.profile = Some(p);
+                req.browser.profile_derived = true;
+            }
+            Err(e) => return Err(fail(e, &trace)),
+        }
     }
 
     // Everything that can refuse the request is checked before the first file is written.
@@ -166,7 +168,7 @@ pub async fn fetch_with(
         match result {
             Ok((outcome, received)) => {
                 trace.attempt(attempt, elapsed, None);
-                break merge_cookies(&req, received).map(|n| (outcome, n));
+                break merge_cookies(slot.jar_path(&req), received).map(|n| (outcome, n));
             }
             Err(e) => {
                 trace.attempt(attempt, elapsed, Some(&e));
@@ -188,6 +190,9 @@ pub async fn fetch_with(
     }
     trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
     record_sensitive_capture(&mut trace, &req, escalated.is_some());
+    if let Some(reason) = &escalated {
+        record_resent(&mut trace, reason, &req);
+    }
     match result {
         Ok((mut outcome, updates)) => {
             if let Some(n) = updates {
@@ -231,9 +236,24 @@ enum AttemptEnd {
 }
 
 fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
-    let idempotent = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS");
-    // Reasons decided after an HTTP response mean the request goes out a second time.
-    let resent = !matches!(
+    trace.set(
+        "render",
+        json!({
+            "mode": req.render,
+            "decision": "escalate",
+            "escalation_reason": reason.to_json(),
+            // Set by `record_resent` once the browser really sent the request.
+            "request_resent": false,
+            "non_idempotent_resent": false,
+        }),
+    );
+}
+
+/// `trace.render.request_resent`: true only when an HTTP attempt sent the request and a
+/// browser then sent it again (not when the browser never started, or never navigated).
+fn record_resent(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
+    // Reasons decided before any request leave the browser's request the only one.
+    let after_http = !matches!(
         reason,
         EscalationReason::RenderAlways
             | EscalationReason::BrowserOnlyArtifact(_)
@@ -241,16 +261,12 @@ fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRe
             | EscalationReason::Takeover
             | EscalationReason::Tab(_)
     );
-    trace.set(
-        "render",
-        json!({
-            "mode": req.render,
-            "decision": "escalate",
-            "escalation_reason": reason.to_json(),
-            "request_resent": resent,
-            "non_idempotent_resent": !idempotent && resent,
-        }),
-    );
+    let resent = after_http && trace.browser_sent();
+    let idempotent = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    let mut render = trace.get("render").cloned().unwrap_or_else(|| json!({}));
+    render["request_resent"] = json!(resent);
+    render["non_idempotent_resent"] = json!(!idempotent && resent);
+    trace.set("render", render);
 }
 
 /// Delay before retry number `attempt` (1-based): doubling, small jitter, capped.
@@ -554,13 +570,16 @@ fn write_projections(
 }
 
 /// Store the cookies received into the jar file under its lock; returns how many.
-fn merge_cookies(req: &FetchRequest, received: Vec<Cookie>) -> Result<Option<usize>, AfError> {
-    let Some(path) = &req.cookie_jar else {
+fn merge_cookies(
+    jar_path: Option<std::path::PathBuf>,
+    received: Vec<Cookie>,
+) -> Result<Option<usize>, AfError> {
+    let Some(path) = jar_path else {
         return Ok(None);
     };
     let now = exchange::now_unix();
     let count = received.len();
-    jar::update_jar_file(path, move |j| {
+    jar::update_jar_file(&path, move |j| {
         for c in received {
             j.store(c, now);
         }

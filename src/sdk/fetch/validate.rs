@@ -245,6 +245,7 @@ impl FetchSpec {
             http_default_want: None,
             out_dir: self.out,
             cookie_jar,
+            implicit_jar: !self.no_cookie_jar,
             retry,
             backoff: Duration::from_millis(backoff_ms),
             transport,
