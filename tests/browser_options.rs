@@ -51,13 +51,7 @@ fn inline_browser_goes_through_the_proxy() {
     let run = render(&fx, &srv.url("/static"), &["--proxy-url", &proxy.url()]);
     assert_eq!(run.result()["render"], "browser", "{}", run.context);
     assert_eq!(run.result()["status"], 200, "{}", run.context);
-    let port = srv
-        .url("/")
-        .split(':')
-        .nth(2)
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
+    let port = port_of(&srv);
     assert!(
         proxy
             .seen_targets()
@@ -68,20 +62,64 @@ fn inline_browser_goes_through_the_proxy() {
     );
 }
 
+/// The fixture server's port, as the proxies record targets (`127.0.0.1:PORT`).
+fn port_of(srv: &FixtureServer) -> String {
+    srv.url("/")
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string()
+}
+
 #[test]
-fn proxy_credentials_on_the_inline_browser_are_refused() {
+fn inline_browser_sends_proxy_credentials() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let proxy = HttpProxy::start_with_auth("u", "p");
+    let password = "s3cret-proxy-pw";
+    let proxy = HttpProxy::start_with_auth("agent", password);
     let run = render(
         &fx,
         &srv.url("/static"),
-        &["--proxy-url", &proxy.url_with_credentials("u", "p")],
+        &[
+            "--proxy-url",
+            &proxy.url_with_credentials("agent", password),
+        ],
     );
-    let e = run.error("invalid_argument", 1);
-    assert!(e["message"].as_str().unwrap().contains("proxy_url"), "{e}");
-    assert!(e["hint"].as_str().unwrap().contains("--proxy-url"), "{e}");
-    assert_eq!(proxy.requests(), 0);
+    // The fixture answers 407 to any request without the right Proxy-Authorization, so a
+    // 200 means the browser's request carried the credentials.
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    let port = port_of(&srv);
+    assert!(
+        proxy
+            .seen_targets()
+            .iter()
+            .any(|t| t.contains(&port) && t.contains("/static")),
+        "the proxy did not see the browser's request: {:?}",
+        proxy.seen_targets()
+    );
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains(password), "the password leaked: {out}");
+    }
+    let network = std::fs::read_to_string(run.result()["network_file"].as_str().unwrap()).unwrap();
+    assert!(
+        !network.contains(password),
+        "the password is in network.json"
+    );
+
+    // The wrong password is not let through.
+    let run = render(
+        &fx,
+        &srv.url("/static"),
+        &["--proxy-url", &proxy.url_with_credentials("agent", "wrong")],
+    );
+    assert_ne!(
+        run.event["result"]["status"], 200,
+        "a wrong password passed: {}",
+        run.context
+    );
 }
 
 #[test]

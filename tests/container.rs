@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::docker::{rt, Engine};
 use crate::support::routes_takeover::{BLOCK_RGB, GATE_CONTENT, GATE_PHRASE};
-use crate::support::{free_port, Cmd, Fixture, FixtureServer, Run};
+use crate::support::{free_port, wait_for, Cmd, Fixture, FixtureServer, Run};
 use crate::takeover_fetch::run_printed;
 
 fn cmd(fx: &Fixture, engine: &Engine) -> Cmd {
@@ -302,7 +302,7 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
     }
 
     // A follower streams raw lines to stderr until the container goes away.
-    let follower = std::process::Command::new(env!("CARGO_BIN_EXE_afhttp"))
+    let mut follower = std::process::Command::new(env!("CARGO_BIN_EXE_afhttp"))
         .env("DOCKER_HOST", &engine.host)
         .args(["container", "logs", "--raw", "--follow", "--tail", "2"])
         .stdin(std::process::Stdio::null())
@@ -310,7 +310,25 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    // The two tail lines arrive on the same stream as what follows, so once they are in,
+    // the follower is attached and the stop below is streamed to it.
+    let streamed = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let streamed = std::sync::Arc::clone(&streamed);
+        let stderr = follower.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                streamed.lock().unwrap().push(line);
+            }
+        })
+    };
+    wait_for("the follower's tail lines", Duration::from_secs(30), || {
+        streamed.lock().unwrap().len() >= 2
+    });
 
     // SIGTERM (a stop) goes through the init to the host, which exits 0.
     rt().block_on(async {
@@ -338,7 +356,9 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
         followed["result"]["lines_streamed"].as_u64().unwrap() >= 2,
         "{stdout}"
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("shutting down"));
+    reader.join().unwrap();
+    let streamed = streamed.lock().unwrap().join("\n");
+    assert!(streamed.contains("shutting down"), "{streamed}");
     let stopped = cmd(&fx, &engine).arg("health").run();
     stopped.error("host_unreachable", 1);
 

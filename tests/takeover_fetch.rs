@@ -195,3 +195,71 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
         .contains(GATE_CONTENT));
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn fetch_takeover_offers_the_takeover_on_a_turnstile_wall() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let (mut host, port) = start_novnc_host(&fx);
+    let ep = host.endpoint.clone();
+    let auth = ["--endpoint-url", ep.as_str(), "--token-secret", TOKEN];
+    for name in [
+        "cloudflare_turnstile_widget",
+        "cloudflare_turnstile_just_a_moment",
+    ] {
+        let url = srv.url(&format!("/challenge/{name}"));
+        let run = fx
+            .cmd()
+            .args(["fetch", &url, "--takeover"])
+            .args(auth)
+            .run();
+        let r = run.result();
+        assert_eq!(r["render"], "browser", "{name}: {}", run.context);
+        assert_eq!(
+            r["page_kind"], "security_challenge",
+            "{name}: {}",
+            run.context
+        );
+        let next = &r["next_action"];
+        assert_eq!(next["kind"], "human_takeover", "{name}: {}", run.context);
+        assert_eq!(next["target_content_verified"], false, "{name}");
+        assert!(
+            next["reason"].as_str().unwrap().contains("turnstile"),
+            "{name}: {next}"
+        );
+        let takeover_url = next["takeover_url"].as_str().unwrap();
+        assert!(
+            takeover_url.starts_with(&format!("http://127.0.0.1:{port}/takeover/panel?handoff=")),
+            "{name}: {takeover_url}"
+        );
+        let tab = r["tab_id"].as_str().unwrap();
+        assert_eq!(next["tab_id"], tab, "{name}");
+        let command = next["recommended_command"].as_str().unwrap();
+        assert!(
+            command.contains(&format!("--tab {tab}")),
+            "{name}: {command}"
+        );
+        assert!(
+            !run.stdout.contains(TOKEN),
+            "the token leaked into the event"
+        );
+    }
+
+    // A login form that carries a Turnstile widget is a page to use, not a wall.
+    let url = srv.url("/challenge/neg_login_with_turnstile");
+    let run = fx
+        .cmd()
+        .args(["fetch", &url, "--takeover"])
+        .args(auth)
+        .run();
+    let r = run.result();
+    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert!(r["page_kind"].is_null(), "{}", run.context);
+    assert!(r["next_action"].is_null(), "{}", run.context);
+    assert!(
+        run.event["trace"]["takeover"]["reason"].is_null(),
+        "{}",
+        run.context
+    );
+    assert_eq!(host.terminate().0, 0);
+}

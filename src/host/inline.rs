@@ -51,7 +51,16 @@ impl InlineHost {
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
         require_some_browser(&opts)?;
         if let Some(proxy) = &transport.proxy_url {
-            opts.proxy_url = Some(browser_proxy(proxy)?);
+            if has_credentials(proxy) {
+                // Chromium sends no credentials from --proxy-server (and never authenticates
+                // to a SOCKS5 proxy): the browser goes through the host's loopback proxy
+                // (the egress proxy, default policy), which chains to this one with them.
+                check_chainable(proxy)?;
+                opts.egress = Some(crate::host::egress::Policy::default());
+                opts.proxy_url = Some(proxy.as_str().to_string());
+            } else {
+                opts.proxy_url = Some(browser_proxy(proxy));
+            }
         }
         if transport.tls_insecure {
             // This browser lives for one fetch and takes no other traffic.
@@ -112,27 +121,37 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
     .with_hint("install chromium, or pass --browser-bin (or --endpoint-url of a host)"))
 }
 
-/// The `proxy_url` as Chromium's `--proxy-server` takes it. Chromium reads no credentials
-/// there (and would prompt for them), so a proxy with a user name is refused rather than
-/// used without them; `socks5h` is Chromium's `socks5` (it always resolves names through
-/// the proxy).
-fn browser_proxy(proxy: &url::Url) -> Result<String, AfError> {
-    if !proxy.username().is_empty() || proxy.password().is_some() {
-        return Err(AfError::invalid(
-            "proxy_url carries credentials, which the inline browser cannot send to a proxy",
-        )
-        .with_field("proxy_url")
-        .with_hint("use a proxy without credentials for browser fetches (or one that allows this machine), or --render none to stay on the HTTP path"));
+/// Whether a proxy URL carries a user name or password.
+fn has_credentials(proxy: &url::Url) -> bool {
+    !proxy.username().is_empty() || proxy.password().is_some()
+}
+
+/// A proxy with credentials is reached through the host's loopback proxy, which chains to
+/// `http://`, `socks5://` and `socks5h://` only.
+fn check_chainable(proxy: &url::Url) -> Result<(), AfError> {
+    if matches!(proxy.scheme(), "http" | "socks5" | "socks5h") {
+        return Ok(());
     }
+    Err(AfError::invalid(format!(
+        "proxy_url with credentials over {}:// cannot carry the inline browser's traffic",
+        proxy.scheme()
+    ))
+    .with_field("proxy_url")
+    .with_hint("use an http:// or socks5:// proxy with credentials for browser fetches, or --render none to stay on the HTTP path"))
+}
+
+/// The `proxy_url` (without credentials) as Chromium's `--proxy-server` takes it; `socks5h`
+/// is Chromium's `socks5` (it always resolves names through the proxy).
+fn browser_proxy(proxy: &url::Url) -> String {
     let scheme = match proxy.scheme() {
         "socks5h" => "socks5",
         other => other,
     };
     let host = proxy.host_str().unwrap_or_default();
-    Ok(match proxy.port() {
+    match proxy.port() {
         Some(port) => format!("{scheme}://{host}:{port}"),
         None => format!("{scheme}://{host}"),
-    })
+    }
 }
 
 /// The least free space a memory file system needs to take an inline fetch's profile.
