@@ -19,5 +19,7 @@ python3 bench/takeover.py "$@"
 # MCP over stdio vs the CLI (prints its JSON; bench/summary-mcp.md is written from it by hand).
 python3 -c "import mcp" >/dev/null 2>&1 || python3 -m pip install -q "mcp~=2.3"
 python3 bench/mcp_stdio.py
+# The fleet on a single-node swarm (the private dockerd of the container tests).
+AFHTTP_BIN="$(pwd)/target/release/afhttp" bench/fleet.sh
 # Time-boxed fuzzing (nightly; FUZZ_SECONDS per target, default 60).
 exec bench/fuzz.sh

@@ -49,6 +49,8 @@ pub const EGRESS_POLICY: &str = "AFHTTP_EGRESS_POLICY";
 pub const RECENT_REQUESTS_CAP: &str = "AFHTTP_RECENT_REQUESTS_CAP";
 /// `afhttp host --profile-switch-wait-ms`.
 pub const PROFILE_SWITCH_WAIT_MS: &str = "AFHTTP_PROFILE_SWITCH_WAIT_MS";
+/// `afhttp host --trusted-proxy`, comma-separated IPs or CIDR blocks.
+pub const TRUSTED_PROXY: &str = "AFHTTP_TRUSTED_PROXY";
 /// `afhttp host --ephemeral-only` (a true value).
 pub const EPHEMERAL_ONLY: &str = "AFHTTP_EPHEMERAL_ONLY";
 /// `afhttp host --upload-max-bytes`.

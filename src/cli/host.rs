@@ -92,6 +92,16 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         .filter(|a| !a.is_empty())
         .collect();
     opts.allowed_hosts = args.allowed_host;
+    opts.trusted_proxies = args
+        .trusted_proxy
+        .iter()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            crate::host::egress::policy::parse_ip_block(p).ok_or_else(|| {
+                AfError::invalid(format!("--trusted-proxy {p:?} is not an IP or IP/PREFIX"))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     opts.egress = egress_policy(
         args.egress_policy,
         args.deny_private_networks,

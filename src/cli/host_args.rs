@@ -56,6 +56,11 @@ pub struct HostArgs {
     /// Host names accepted without a bearer header (besides IPs and localhost). Repeatable.
     #[arg(long, value_name = "HOST", env = env::ALLOWED_HOST, value_delimiter = ',')]
     pub allowed_host: Vec<String>,
+    /// Reverse proxies (IP or IP/PREFIX) whose `X-Forwarded-Proto: https` is believed, so the
+    /// takeover cookie gets `Secure` behind them (an ingress controller in another pod).
+    /// Loopback peers are always believed. Repeatable.
+    #[arg(long, value_name = "CIDR", env = env::TRUSTED_PROXY, value_delimiter = ',')]
+    pub trusted_proxy: Vec<String>,
     /// Also refuse the browser's connections to loopback, private (RFC 1918, fc00::/7) and
     /// shared (100.64/10) addresses. Link-local and cloud metadata addresses are always
     /// refused.

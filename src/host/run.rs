@@ -54,6 +54,8 @@ pub struct HostOptions {
     pub browser_args: Vec<String>,
     /// `--allowed-host`.
     pub allowed_hosts: Vec<String>,
+    /// `--trusted-proxy` address blocks.
+    pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     /// Chromium sandbox off (`AFHTTP_NO_SANDBOX`).
     pub no_sandbox: bool,
     /// Browser start bound.
@@ -103,6 +105,7 @@ impl HostOptions {
             engine_env: Vec::new(),
             browser_args: Vec::new(),
             allowed_hosts: Vec::new(),
+            trusted_proxies: Vec::new(),
             no_sandbox: crate::env::var(crate::env::NO_SANDBOX)
                 .is_some_and(|v| crate::env::is_truthy(&v)),
             startup_timeout: Duration::from_secs(30),
@@ -158,6 +161,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.health = opts.health;
     config.health_public_minimal = opts.health_public_minimal;
     config.allowed_hosts = opts.allowed_hosts.clone();
+    config.trusted_proxies = opts.trusted_proxies.clone();
     config.profile_switch_wait = opts.profile_switch_wait;
     config.ephemeral_only = opts.ephemeral_only;
     config.upload_max_bytes = opts.upload_max_bytes;

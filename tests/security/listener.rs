@@ -388,5 +388,15 @@ fn forwarded_proto_is_trusted_from_loopback_peers_only() {
         for flag in ["HttpOnly", "SameSite=Strict", "Path=/takeover"] {
             assert!(c.contains(flag), "{flag}: {c}");
         }
+        // An ingress in another pod, named by --trusted-proxy: its header is believed. (The
+        // block is every IPv4 peer: the kernel may pick another local source address than
+        // `remote` for a connection to it.)
+        let l = start_listener("tcp:0.0.0.0:0", true, |c| {
+            c.trusted_proxies = vec![("0.0.0.0".parse().unwrap(), 0)];
+        })
+        .await;
+        let port = l.port();
+        let c = spend(&remote, port, &mint(&remote, port), &https);
+        assert!(c.ends_with("; Secure"), "{remote} trusted: {c}");
     });
 }

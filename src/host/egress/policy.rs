@@ -108,6 +108,37 @@ fn classify_v6(ip: Ipv6Addr) -> Option<Category> {
     )
 }
 
+/// Parse `IP`, `[IPv6]` or `IP/PREFIX` into an address block (`None` when it is neither).
+pub fn parse_ip_block(raw: &str) -> Option<(IpAddr, u8)> {
+    let raw = raw.trim();
+    let (ip, prefix) = match raw.split_once('/') {
+        Some((ip, prefix)) => (ip, Some(prefix)),
+        None => (raw.trim_matches(['[', ']']), None),
+    };
+    let ip: IpAddr = ip.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let prefix = match prefix {
+        Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max)?,
+        None => max,
+    };
+    Some((ip, prefix))
+}
+
+/// Whether address block `(net, prefix)` holds `ip` (IPv4-mapped IPv6 counts as IPv4).
+pub fn block_covers((net, prefix): (IpAddr, u8), ip: IpAddr) -> bool {
+    match (net.to_canonical(), ip.to_canonical()) {
+        (IpAddr::V4(n), IpAddr::V4(i)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            u32::from(n) & mask == u32::from(i) & mask
+        }
+        (IpAddr::V6(n), IpAddr::V6(i)) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            u128::from(n) & mask == u128::from(i) & mask
+        }
+        _ => false,
+    }
+}
+
 /// One `--egress-allow` entry: an address block or an exact host name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllowRule {
@@ -126,17 +157,9 @@ impl AllowRule {
                 "--egress-allow {raw:?} is not an IP, IP/PREFIX or host name"
             ))
         };
-        if let Some((ip, prefix)) = raw.split_once('/') {
-            let ip: IpAddr = ip.parse().map_err(|_| bad())?;
-            let max = if ip.is_ipv4() { 32 } else { 128 };
-            let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-            if prefix > max {
-                return Err(bad());
-            }
+        if raw.contains('/') || raw.trim_matches(['[', ']']).parse::<IpAddr>().is_ok() {
+            let (ip, prefix) = parse_ip_block(raw).ok_or_else(bad)?;
             return Ok(AllowRule::Block(ip, prefix));
-        }
-        if let Ok(ip) = raw.trim_matches(['[', ']']).parse::<IpAddr>() {
-            return Ok(AllowRule::Block(ip, if ip.is_ipv4() { 32 } else { 128 }));
         }
         let name = raw.trim_end_matches('.').to_ascii_lowercase();
         if name.is_empty()
@@ -153,17 +176,7 @@ impl AllowRule {
         let AllowRule::Block(net, prefix) = self else {
             return false;
         };
-        match (net.to_canonical(), ip.to_canonical()) {
-            (IpAddr::V4(n), IpAddr::V4(i)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(*prefix)).unwrap_or(0);
-                u32::from(n) & mask == u32::from(i) & mask
-            }
-            (IpAddr::V6(n), IpAddr::V6(i)) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(*prefix)).unwrap_or(0);
-                u128::from(n) & mask == u128::from(i) & mask
-            }
-            _ => false,
-        }
+        block_covers((*net, *prefix), ip)
     }
 
     fn covers_host(&self, host: &str) -> bool {
@@ -327,5 +340,9 @@ mod tests {
         assert!(AllowRule::parse("0.0.0.0/0")
             .unwrap()
             .covers_ip(ip("1.2.3.4")));
+        assert_eq!(parse_ip_block("[::1]"), Some((ip("::1"), 128)));
+        assert_eq!(parse_ip_block("10.1.2.3"), Some((ip("10.1.2.3"), 32)));
+        assert_eq!(parse_ip_block("intranet.example"), None);
+        assert!(block_covers((ip("10.0.0.0"), 8), ip("::ffff:10.2.3.4")));
     }
 }

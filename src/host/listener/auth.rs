@@ -213,12 +213,19 @@ pub fn peer(request: &Request) -> Option<SocketAddr> {
         .map(|c| c.0)
 }
 
-/// Whether forwarding headers from `peer` are believed: loopback TCP peers, and unix-socket
-/// listeners (only local processes can connect). A TCP listener that did not record the peer
-/// trusts no one.
+/// Whether forwarding headers from `peer` are believed: loopback TCP peers, peers inside a
+/// `--trusted-proxy` block, and unix-socket listeners (only local processes can connect). A
+/// TCP listener that did not record the peer trusts no one.
 pub fn proxy_trusted(config: &ListenerConfig, peer: Option<SocketAddr>) -> bool {
     match peer {
-        Some(addr) => addr.ip().to_canonical().is_loopback(),
+        Some(addr) => {
+            let ip = addr.ip().to_canonical();
+            ip.is_loopback()
+                || config
+                    .trusted_proxies
+                    .iter()
+                    .any(|b| crate::host::egress::policy::block_covers(*b, ip))
+        }
         None => matches!(config.listen, ListenAddr::Unix(_)),
     }
 }
@@ -490,5 +497,20 @@ mod tests {
             "peer unknown"
         );
         assert!(client_https(&unix, &request(None, Some("https"))));
+        // An ingress in another pod, named by --trusted-proxy: believed; its neighbours not.
+        let ingress = ListenerConfig {
+            trusted_proxies: vec![
+                crate::host::egress::policy::parse_ip_block("10.42.0.0/16").unwrap()
+            ],
+            ..cfg(None)
+        };
+        assert!(client_https(
+            &ingress,
+            &request(Some("10.42.7.1:5"), Some("https"))
+        ));
+        assert!(!client_https(
+            &ingress,
+            &request(Some("10.43.0.1:5"), Some("https"))
+        ));
     }
 }

@@ -136,6 +136,8 @@ pub struct ListenerConfig {
     pub allowed_hosts: Vec<String>,
     /// How long a profile switch waits for the other `/cdp` clients before closing them.
     pub profile_switch_wait: std::time::Duration,
+    /// Peers besides loopback whose `X-Forwarded-Proto` is believed (`--trusted-proxy`).
+    pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     /// `--ephemeral-only`: no persistent profile may be opened (a stateless fleet member).
     pub ephemeral_only: bool,
     /// Largest file `POST /uploads` accepts (`--upload-max-bytes`).
@@ -162,6 +164,7 @@ impl ListenerConfig {
             health: true,
             health_public_minimal: false,
             allowed_hosts: Vec::new(),
+            trusted_proxies: Vec::new(),
             profile_switch_wait: std::time::Duration::from_secs(15),
             ephemeral_only: false,
             upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
