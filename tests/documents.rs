@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::support::documents::{pdf_fixtures, png, typed, Doc, DocServer};
-use crate::support::Fixture;
+use crate::support::{Fixture, HostProc};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// One row of the table: path, declared type, body, `content.json` type, words that must be
 /// in text.txt and content.md.
@@ -115,11 +117,43 @@ fn sniffed_kind(kind: &str) -> &str {
     }
 }
 
+/// The fetch flags for `render`: `always` goes to `host`'s browser.
+fn render_args<'a>(render: &'a str, host: Option<&'a HostProc>) -> Vec<&'a str> {
+    let mut args = vec!["--render", render];
+    if let Some(h) = host {
+        args.extend(["--endpoint-url", h.endpoint.as_str()]);
+    }
+    args
+}
+
+/// On the browser path a document's artifacts come from the main response's bytes, and the
+/// trace says so.
+fn check_browser_document(run: &crate::support::Run, kind: &str) {
+    let r = run.result();
+    assert_eq!(r["render"], "browser", "{}", run.context);
+    let main = &run.event["trace"]["main_response"];
+    assert_eq!(main["document"], kind, "{}", run.context);
+    assert_eq!(main["readiness"], "skipped", "{}", run.context);
+    assert_eq!(
+        run.event["trace"]["readiness"]["skipped"], "main_response_document",
+        "{}",
+        run.context
+    );
+}
+
 fn check_table(render: &str, generic: bool, wrong_charset: bool) {
     let fx = Fixture::new();
     let srv = server(generic, wrong_charset);
+    let host = (render == "always").then(|| {
+        HostProc::start(
+            &fx,
+            &["--listen", "tcp:127.0.0.1:0"],
+            &[("AFHTTP_BROWSER_BIN", CHROMIUM)],
+        )
+    });
+    let args = render_args(render, host.as_ref());
     for c in cases() {
-        let run = fetch(&fx, &srv.url(c.path), &["--render", render]);
+        let run = fetch(&fx, &srv.url(c.path), &args);
         let r = run.result();
         let ctx = format!(
             "{} render={render} generic={generic} wrong_charset={wrong_charset}\n{}",
@@ -160,12 +194,15 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
         if render == "auto" {
             assert_eq!(r["render"], "http", "{ctx}");
         }
+        if host.is_some() {
+            check_browser_document(&run, kind);
+        }
     }
     if wrong_charset {
         return;
     }
     for path in ["/png", "/zip"] {
-        let run = fetch(&fx, &srv.url(path), &["--render", render]);
+        let run = fetch(&fx, &srv.url(path), &args);
         let r = run.result();
         for a in ["text", "content", "content_json"] {
             assert!(
@@ -183,6 +220,9 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
                 run.context
             );
         }
+        if host.is_some() {
+            check_browser_document(&run, if path == "/png" { "image" } else { "binary" });
+        }
         let ext = if path == "/png" {
             "png"
         } else if generic {
@@ -197,8 +237,11 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
             run.context
         );
     }
-    let run = fetch(&fx, &srv.url("/pdf"), &["--render", render]);
+    let run = fetch(&fx, &srv.url("/pdf"), &args);
     let r = run.result();
+    if host.is_some() {
+        check_browser_document(&run, "pdf");
+    }
     assert!(
         run.artifact_path("body_file").ends_with("body.pdf"),
         "{}",
@@ -233,6 +276,21 @@ fn content_types_by_sniffing_a_generic_header_over_http() {
 #[test]
 fn content_types_with_a_wrong_charset_label_over_http() {
     check_table("none", false, true);
+}
+
+#[test]
+fn content_types_by_header_in_a_browser() {
+    check_table("always", false, false);
+}
+
+#[test]
+fn content_types_by_sniffing_a_generic_header_in_a_browser() {
+    check_table("always", true, false);
+}
+
+#[test]
+fn content_types_with_a_wrong_charset_label_in_a_browser() {
+    check_table("always", false, true);
 }
 
 #[test]

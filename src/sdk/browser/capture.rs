@@ -126,7 +126,8 @@ pub(super) fn failed_by(a: Artifact, e: &AfError) -> Warning {
 }
 
 /// Capture every artifact in `want`, each call ending by `until`; only I/O errors writing
-/// files fail the fetch. `body` is written whenever a main response arrived, wanted or not.
+/// files fail the fetch. `body` is written whenever a main response arrived, wanted or not,
+/// unless `body_written` (a document's body, written from its intercepted bytes).
 #[allow(clippy::too_many_arguments)]
 pub async fn capture_all(
     conn: &CdpConnection,
@@ -136,6 +137,7 @@ pub async fn capture_all(
     out: &mut OutDir,
     request_id: &str,
     want: &[Artifact],
+    body_written: bool,
     until: Instant,
 ) -> Result<Captured, AfError> {
     let cx = Ctx {
@@ -162,7 +164,9 @@ pub async fn capture_all(
     }
     // DESIGN.md "Artifacts": the body is written whenever a main response arrived.
     let implicit_body = !want.contains(&Artifact::Body);
-    let order = implicit_body.then_some(Artifact::Body).into_iter();
+    let order = (implicit_body && !body_written)
+        .then_some(Artifact::Body)
+        .into_iter();
     for a in order.chain(want.iter().copied()) {
         let r = match a {
             Artifact::Body => body(&cx, state, req, out, &mut c, implicit_body).await,

@@ -9,6 +9,7 @@
 pub mod assets;
 pub mod capture;
 mod content;
+pub mod document;
 pub mod download;
 pub mod eval;
 pub mod identity;
@@ -29,6 +30,7 @@ use crate::sdk::cdp::CdpConnection;
 use crate::sdk::challenge;
 use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::projections;
 use crate::sdk::fetch::takeover_hint;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::request::Artifact;
@@ -213,13 +215,26 @@ async fn drive(
 
     let nav_start = Instant::now();
     trace.browser_request_sent();
-    let became_download = tokio::select! {
-        r = navigate::navigate(conn, s, req, paused, remaining(deadline)) => r?,
+    let navigated = tokio::select! {
+        r = navigate::navigate(conn, s, &tab.target_id, req, paused, remaining(deadline)) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
     };
     trace.timing("navigate", ms_since(nav_start));
-    if became_download {
+    let document = navigated.document;
+    if navigated.download && document.is_none() {
         return Ok(download_outcome(req, state, request_id, out, trace, deadline).await);
+    }
+    if let Some(d) = &document {
+        trace.set(
+            "main_response",
+            json!({
+                "document": d.kind.as_str(),
+                "bytes": d.bytes.len(),
+                "source": "fetch_response_stage",
+                "browser_handling": if navigated.download { "download" } else { "displayed" },
+                "readiness": "skipped",
+            }),
+        );
     }
 
     let wait_started = Instant::now();
@@ -228,7 +243,19 @@ async fn drive(
         .unwrap_or(deadline)
         .max(Instant::now());
     trace.set("wait", json!(req.browser.wait.to_string()));
-    let readiness = wait::wait(conn, s, state, &req.browser, nav_start, wait_deadline).await?;
+    // A document's tab holds the browser's viewer, not a page: page readiness would wait
+    // on a stream that never finishes.
+    // A download leaves the tab on its previous document: no load event to wait for.
+    let readiness = match &document {
+        Some(_) => wait::Readiness {
+            signals: match navigated.download {
+                true => json!({"skipped": "main_response_document", "load_reached": false}),
+                false => document::wait_for_load(state, nav_start, wait_deadline).await,
+            },
+            warning: None,
+        },
+        None => wait::wait(conn, s, state, &req.browser, nav_start, wait_deadline).await?,
+    };
     let refused = {
         let st = lock(state);
         st.network.document().and_then(|d| {
@@ -272,11 +299,39 @@ async fn drive(
         .checked_sub(capture_budget(req.timeout) / 4)
         .unwrap_or(deadline)
         .max(Instant::now());
-    warnings.extend(lock(state).network.mark_capture());
+    let network_warnings = lock(state).network.mark_capture();
+    // A viewer's stream stays open for as long as the viewer shows it.
+    if document.is_none() {
+        warnings.extend(network_warnings);
+    }
+    let (want, from_document) = match &document {
+        Some(d) => {
+            let budget = until.saturating_duration_since(Instant::now());
+            let w = document::write(d, req, &want, out, budget).await?;
+            if let Some(t) = &w.trace {
+                trace.set("document", t.clone());
+            }
+            let rest = want
+                .into_iter()
+                .filter(|a| *a != Artifact::Body && !projections::PROJECTIONS.contains(a))
+                .collect();
+            (rest, Some(w))
+        }
+        None => (want, None),
+    };
     let captured = tokio::select! {
-        r = capture::capture_all(conn, s, state, req, out, request_id, &want, until) => r?,
+        r = capture::capture_all(conn, s, state, req, out, request_id, &want, from_document.is_some(), until) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
     };
+    let mut captured = captured;
+    if let Some(w) = from_document {
+        captured.files.splice(0..0, w.files);
+        warnings.extend(w.warnings);
+        captured.body_bytes = w.body_bytes;
+        captured.body_truncated = w.body_truncated;
+        // The viewer's wrapper says nothing about the document (challenge markers included).
+        captured.rendered_html = None;
+    }
     trace.timing("capture", ms_since(capture_started));
     if let Some(why) = lock(state).crashed.clone() {
         return Err(session::crashed_error(&why));

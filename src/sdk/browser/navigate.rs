@@ -7,6 +7,7 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
+use super::document::{self, MainDocument};
 use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody};
@@ -165,71 +166,79 @@ fn multipart(fields: &[(String, FormValue)]) -> Result<(Vec<u8>, String), AfErro
     Ok((out, format!("multipart/form-data; boundary={boundary}")))
 }
 
-/// Navigate the tab to the request URL; a body-carrying request goes through `Fetch`.
-/// Resolves to whether the navigation became a download (not an error: the browser aborts
-/// the navigation with `net::ERR_ABORTED` and saves the response on the host).
+/// What a navigation ended with.
+#[derive(Debug, Default)]
+pub struct Navigated {
+    /// The navigation became a download (not an error: the browser aborts the navigation
+    /// with `net::ERR_ABORTED` and saves the response on the host).
+    pub download: bool,
+    /// The main response was a document, read before the browser saw it.
+    pub document: Option<MainDocument>,
+}
+
+/// Navigate the tab to the request URL. The main frame's document request and response pass
+/// through `Fetch`: a body-carrying request is rewritten there, and a response that is not
+/// HTML is read as it came ([`super::document`]).
 pub async fn navigate(
     conn: &CdpConnection,
     session: &str,
+    main_frame: &str,
     req: &FetchRequest,
     paused: &mut mpsc::UnboundedReceiver<Value>,
     t: Duration,
-) -> Result<bool, AfError> {
+) -> Result<Navigated, AfError> {
     let s = Some(session);
     let body = encode_body(req)?;
-    let intercept = req.method != "GET" || body.is_some();
-    if intercept {
-        conn.send(
-            s,
-            "Fetch.enable",
-            json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
-            t,
-        )
-        .await?;
+    let rewrite = req.method != "GET" || body.is_some();
+    let mut patterns = vec![document::response_pattern()];
+    if rewrite {
+        patterns.push(
+            json!({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}),
+        );
     }
+    conn.send(s, "Fetch.enable", json!({ "patterns": patterns }), t)
+        .await?;
     let nav = conn.send(s, "Page.navigate", json!({"url": req.url.as_str()}), t);
-    let rewrite = async {
-        if !intercept {
-            return Ok(());
-        }
-        let Some(ev) = tokio::time::timeout(t, paused.recv()).await.ok().flatten() else {
-            return Err(AfError::new(
-                ErrorCode::NavigationTimeout,
-                "the document request never started",
-            ));
-        };
-        let mut headers: Vec<Value> = Vec::new();
-        if let Some(map) = ev["request"]["headers"].as_object() {
-            for (k, v) in map {
-                if !k.eq_ignore_ascii_case("content-type") {
-                    headers.push(json!({"name": k, "value": v}));
+    let intercept = async {
+        let mut rewritten = !rewrite;
+        loop {
+            let Some(ev) = tokio::time::timeout(t, paused.recv()).await.ok().flatten() else {
+                return Err(AfError::new(
+                    ErrorCode::NavigationTimeout,
+                    "the document response never arrived",
+                ));
+            };
+            if document::is_response_stage(&ev) {
+                if document::is_main_response(&ev, main_frame) {
+                    return document::take(conn, session, &ev, t).await;
                 }
+                document::continue_paused(conn, session, &ev, t).await;
+            } else if !rewritten && ev["frameId"].as_str() == Some(main_frame) {
+                rewritten = true;
+                conn.send(
+                    s,
+                    "Fetch.continueRequest",
+                    rewritten_request(&ev, req, body.as_ref()),
+                    t,
+                )
+                .await?;
+            } else {
+                document::continue_paused(conn, session, &ev, t).await;
             }
         }
-        let mut params = json!({"requestId": ev["requestId"], "method": req.method});
-        if let Some((bytes, ct)) = &body {
-            headers.push(json!({"name": "Content-Type", "value": ct}));
-            params["postData"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
-        }
-        params["headers"] = json!(headers);
-        let r = conn.send(s, "Fetch.continueRequest", params, t).await;
-        let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
-        r.map(|_| ())
     };
-    // Page.navigate answers only after the paused request is continued, unless the
-    // navigation fails before the request stage; then the rewrite is abandoned.
-    let (nav, rewrite) = {
+    // Page.navigate answers only after the main response is continued, unless the
+    // navigation fails before it; then the interception is abandoned.
+    let (nav, intercepted) = {
         tokio::pin!(nav);
-        tokio::pin!(rewrite);
+        tokio::pin!(intercept);
         tokio::select! {
             biased;
-            r = &mut rewrite => (nav.await, Some(r)),
+            r = &mut intercept => (nav.await, Some(r)),
             n = &mut nav => (n, None),
         }
     };
-    if intercept && rewrite.is_none() {
-        let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
-    }
+    let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
     // `Page.navigate` answers once the main document's response commits; no answer in time
     // means the document never arrived, which is what `navigation_timeout` is for.
     let result = nav.map_err(|e| {
@@ -247,12 +256,20 @@ pub async fn navigate(
             e
         }
     })?;
-    rewrite.unwrap_or(Ok(()))?;
+    let document = intercepted.transpose()?.flatten();
     if result["isDownload"].as_bool() == Some(true) {
-        return Ok(true);
+        return Ok(Navigated {
+            download: true,
+            document,
+        });
     }
     match result["errorText"].as_str() {
         Some(text) if !text.is_empty() => match error_code(text) {
+            // A document read before the browser aborted its viewer or download still counts.
+            Some(_) if document.is_some() => Ok(Navigated {
+                download: text.contains("ERR_ABORTED"),
+                document,
+            }),
             Some(code) => {
                 let url = crate::sdk::redact::url(req.url.as_str());
                 let e = AfError::new(code, format!("navigation to {url} failed: {text}"));
@@ -266,10 +283,36 @@ pub async fn navigate(
                     e
                 })
             }
-            None => Ok(false),
+            None => Ok(Navigated {
+                download: false,
+                document,
+            }),
         },
-        _ => Ok(false),
+        _ => Ok(Navigated {
+            download: false,
+            document,
+        }),
     }
+}
+
+/// `Fetch.continueRequest` parameters for the paused main request, with the request's
+/// method and body.
+fn rewritten_request(ev: &Value, req: &FetchRequest, body: Option<&(Vec<u8>, String)>) -> Value {
+    let mut headers: Vec<Value> = Vec::new();
+    if let Some(map) = ev["request"]["headers"].as_object() {
+        for (k, v) in map {
+            if !k.eq_ignore_ascii_case("content-type") {
+                headers.push(json!({"name": k, "value": v}));
+            }
+        }
+    }
+    let mut params = json!({"requestId": ev["requestId"], "method": req.method});
+    if let Some((bytes, ct)) = body {
+        headers.push(json!({"name": "Content-Type", "value": ct}));
+        params["postData"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    params["headers"] = json!(headers);
+    params
 }
 
 /// The host's egress proxy answered the document instead of the target (see

@@ -8,6 +8,7 @@ pub mod options;
 pub mod outcome;
 pub mod outdir;
 mod profile_jar;
+pub mod projections;
 pub mod run;
 pub mod spec;
 pub mod takeover;

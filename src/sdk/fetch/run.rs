@@ -13,6 +13,7 @@ use crate::sdk::documents;
 use crate::sdk::fetch::browser_path::{self, BrowserSlot};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
+use crate::sdk::fetch::projections;
 use crate::sdk::fetch::FetchRequest;
 use crate::sdk::fetch::{takeover, takeover_hint};
 use crate::sdk::html;
@@ -400,7 +401,7 @@ async fn attempt_once(
     let artifacts_started = Instant::now();
     let document = match &parsed {
         Some(_) => None,
-        None if wants_projection(req) => {
+        None if !projections::wanted_http(req).is_empty() => {
             let budget = req.timeout.saturating_sub(t0.elapsed());
             let d = documents::project(
                 kind,
@@ -430,8 +431,8 @@ async fn attempt_once(
         }
         warnings.extend(d.warnings.iter().cloned());
     }
-    write_projections(
-        req,
+    projections::write(
+        &projections::wanted_http(req),
         out,
         &final_url,
         ct.as_deref(),
@@ -443,7 +444,7 @@ async fn attempt_once(
     )?;
     if req.wants_http(Artifact::Network) {
         let doc = network::document(request_id, &hops, !req.no_network_redact);
-        let p = out.write(&Artifact::Network.file_name(), &pretty(&doc))?;
+        let p = out.write(&Artifact::Network.file_name(), &projections::pretty(&doc))?;
         files.push((Artifact::Network, p));
     }
     if req.browser.evaluate_after_wait.is_some() {
@@ -488,87 +489,6 @@ async fn attempt_once(
     })))
 }
 
-/// Whether any of `text`, `content`, `content_json` is wanted on the HTTP path.
-fn wants_projection(req: &FetchRequest) -> bool {
-    [Artifact::Text, Artifact::Content, Artifact::ContentJson]
-        .into_iter()
-        .any(|a| req.wants_http(a))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn write_projections(
-    req: &FetchRequest,
-    out: &mut OutDir,
-    final_url: &url::Url,
-    ct: Option<&str>,
-    parsed: Option<&html::ParsedHtml>,
-    document: Option<documents::Projected>,
-    projected_prefix: Option<usize>,
-    files: &mut Vec<(Artifact, std::path::PathBuf)>,
-    warnings: &mut Vec<Warning>,
-) -> Result<(), AfError> {
-    let wanted: Vec<Artifact> = [Artifact::Text, Artifact::Content, Artifact::ContentJson]
-        .into_iter()
-        .filter(|a| req.wants_http(*a))
-        .collect();
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let projection = match (parsed, document) {
-        (Some(doc), _) => doc.project(final_url),
-        (
-            None,
-            Some(documents::Projected {
-                projection: Some(p),
-                ..
-            }),
-        ) => p,
-        (None, d) => {
-            let (code, why) = d.and_then(|d| d.unavailable).unwrap_or_else(|| {
-                (
-                    ErrorCode::ArtifactEmpty,
-                    format!(
-                        "no text to project from a {} body",
-                        content_type::essence(ct)
-                    ),
-                )
-            });
-            for a in wanted {
-                warnings.push(Warning::artifact(a.as_str(), code, why.clone()));
-            }
-            return Ok(());
-        }
-    };
-    // The bytes actually projected: the in-memory prefix, or less when
-    // --max-response-bytes cut the body first.
-    if let Some(bytes) = projected_prefix {
-        for a in &wanted {
-            warnings.push(Warning::artifact(
-                a.as_str(),
-                ErrorCode::NetworkBodyTruncated,
-                format!("projected from the first {bytes} bytes of the body"),
-            ));
-        }
-    }
-    for a in wanted {
-        let bytes = match a {
-            Artifact::Text => projection.text.clone().into_bytes(),
-            Artifact::Content => projection.content_md.clone().into_bytes(),
-            _ => pretty(&projection.content_json),
-        };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            warnings.push(Warning::artifact(
-                a.as_str(),
-                ErrorCode::ArtifactEmpty,
-                "the projection is empty",
-            ));
-        }
-        let p = out.write(&a.file_name(), &bytes)?;
-        files.push((a, p));
-    }
-    Ok(())
-}
-
 /// Store the cookies received into the jar file under its lock; returns how many.
 fn merge_cookies(
     jar_path: Option<std::path::PathBuf>,
@@ -585,12 +505,6 @@ fn merge_cookies(
         }
     })?;
     Ok(Some(count))
-}
-
-fn pretty(v: &serde_json::Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(v).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
 }
 
 #[cfg(test)]
