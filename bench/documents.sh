@@ -50,3 +50,26 @@ open(sys.argv[1], "wb").write(out)
 PY
 measure "afhttp, 1 GiB bomb" timeout 60 "$bin" fetch "http://127.0.0.1:$port/bomb.pdf" --render none --want text --out "$work/bomb"
 measure "pdftotext, 1 GiB bomb" timeout 120 pdftotext "$work/bomb.pdf" "$work/b.txt"
+# `--want pdf` against the plain screenshot fetch of the same page (the 100-chapter HTML the
+# PDF above was printed from), on one running host so browser start-up is not counted:
+# three runs each, the median wall time (client side; the browser's RSS is not the client's).
+hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+AFHTTP_NO_SANDBOX=1 AFHTTP_BROWSER_BIN=${AFHTTP_BROWSER_BIN:-/usr/bin/chromium} \
+  "$bin" host --listen "tcp:127.0.0.1:$hport" >"$work/host.out" 2>"$work/host.err" & host=$!
+trap 'kill "$srv" "$host" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 100); do grep -q host_ready "$work/host.out" && break; sleep 0.1; done
+page="http://127.0.0.1:$port/long.html"
+median() { # label, command...
+  local label=$1; shift
+  local times=()
+  for i in 1 2 3; do
+    /usr/bin/time -f "%e" -o "$work/time" "$@" --out "$work/m$i" >/dev/null 2>&1
+    times+=("$(cat "$work/time")"); rm -rf "$work/m$i"
+  done
+  printf '| %s | %s | %s |\n' "$label" "$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)" "${times[*]}"
+}
+echo
+echo "| fetch of the 100-chapter page, on a running host | median wall s | runs |"
+echo "| --- | --- | --- |"
+median "--want screenshot" timeout 120 "$bin" fetch "$page" --endpoint-url "ws://127.0.0.1:$hport" --render always --wait load --want screenshot
+median "--want pdf" timeout 120 "$bin" fetch "$page" --endpoint-url "ws://127.0.0.1:$hport" --render always --wait load --want pdf

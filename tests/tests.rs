@@ -37,6 +37,7 @@ mod load;
 mod mcp;
 mod network_capture;
 mod observation;
+mod pdf_artifact;
 mod profile;
 mod profile_jar;
 mod prune;

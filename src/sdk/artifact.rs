@@ -28,6 +28,8 @@ pub enum Artifact {
     ContentJson,
     /// Full-page PNG.
     Screenshot,
+    /// The rendered page printed to PDF.
+    Pdf,
     /// Request/response log.
     Network,
     /// Console events.
@@ -155,6 +157,18 @@ pub const REGISTRY: &[ArtifactSpec] = &[
         families: CHROMIUM_ONLY,
         sensitive: false,
         summary: "A full-page screenshot.",
+    },
+    ArtifactSpec {
+        artifact: Artifact::Pdf,
+        token: "pdf",
+        file: FileName::Fixed("page.pdf"),
+        browser_only: true,
+        browser_default: false,
+        http_default: false,
+        families: CHROMIUM_ONLY,
+        sensitive: false,
+        summary:
+            "The rendered page printed to PDF (background graphics, the page's CSS page size).",
     },
     ArtifactSpec {
         artifact: Artifact::Network,
@@ -379,13 +393,14 @@ pub fn docs_table() -> String {
 mod tests {
     use super::*;
 
-    const EVERY_VARIANT: [Artifact; 10] = [
+    const EVERY_VARIANT: [Artifact; 11] = [
         Artifact::Body,
         Artifact::RenderedHtml,
         Artifact::Text,
         Artifact::Content,
         Artifact::ContentJson,
         Artifact::Screenshot,
+        Artifact::Pdf,
         Artifact::Network,
         Artifact::Console,
         Artifact::Observation,
@@ -477,6 +492,7 @@ mod tests {
         for f in ["lightpanda", "firefox"] {
             assert!(!Artifact::Screenshot.supported_by(Some(f)));
             assert!(!Artifact::Storage.supported_by(Some(f)));
+            assert!(!Artifact::Pdf.supported_by(Some(f)));
             assert!(Artifact::Observation.supported_by(Some(f)));
             assert!(Artifact::Content.supported_by(Some(f)));
         }

@@ -51,8 +51,8 @@ pub fn pretty(v: &Value) -> Vec<u8> {
 const MAX_CALL: Duration = Duration::from_secs(30);
 
 pub(super) struct Ctx<'a> {
-    conn: &'a CdpConnection,
-    session: &'a str,
+    pub(super) conn: &'a CdpConnection,
+    pub(super) session: &'a str,
     /// Every capture call ends by then; a call still unanswered is an
     /// `artifact_capture_timeout` warning for its artifact, not a failed fetch.
     until: Instant,
@@ -60,7 +60,7 @@ pub(super) struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// The time the next call may take (at least 100 ms, so it can still be answered).
-    fn t(&self) -> Duration {
+    pub(super) fn t(&self) -> Duration {
         self.until
             .saturating_duration_since(Instant::now())
             .clamp(Duration::from_millis(100), MAX_CALL)
@@ -110,7 +110,7 @@ async fn prefetched_or<T>(
     }
 }
 
-fn failed(a: Artifact, why: impl Into<String>) -> Warning {
+pub(super) fn failed(a: Artifact, why: impl Into<String>) -> Warning {
     Warning::artifact(a.as_str(), ErrorCode::ArtifactCaptureFailed, why)
 }
 
@@ -192,6 +192,7 @@ pub async fn capture_all(
                 let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
                 screenshot(&cx, &req.browser, metrics, out, &mut c).await
             }
+            Artifact::Pdf => super::print::pdf(&cx, out, &mut c).await,
             Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
                 let entries = lock(state).console.clone();

@@ -15,6 +15,7 @@ pub mod eval;
 pub mod identity;
 pub mod navigate;
 pub mod network;
+mod print;
 pub mod session;
 pub mod settle;
 pub mod wait;
