@@ -36,6 +36,15 @@ pub struct McpArgs {
     /// never); a larger one is only linked (it is not downscaled).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
     pub image_max_bytes: u64,
+    #[command(flatten)]
+    pub fleet: FleetOpt,
+    /// With --fleet: the member the host tools (`health`, `capabilities`, `tabs_*`,
+    /// `takeover`, `cdp`) talk to, by name. Fetches route by their own profile.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// With --fleet: the host tools talk to the member holding this persistent profile.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// List and serve the `cdp` tool (raw CDP: it can do anything the browser can).
     #[arg(long)]
     pub allow_cdp: bool,
@@ -48,6 +57,16 @@ pub fn run(args: McpArgs) -> Option<Event> {
         let e = AfError::invalid("--text-budget-tokens must be between 256 and 10000000");
         return Some(Event::error(&e, None));
     }
+    // A fleet routes the fetches; --endpoint-url (more specific) wins over it.
+    let fleet = match args
+        .endpoint_url
+        .is_none()
+        .then(|| fleet_of(&args.fleet))
+        .transpose()
+    {
+        Ok(f) => f.flatten(),
+        Err(e) => return Some(Event::error(&e, None)),
+    };
     let fetch_args = args.clone();
     let client_args = args.clone();
     let host_args = args.clone();
@@ -58,13 +77,13 @@ pub fn run(args: McpArgs) -> Option<Event> {
             super::fetch::resolve(FetchArgs {
                 spec,
                 endpoint_url: fetch_args.endpoint_url.clone(),
-                fleet: no_fleet(),
+                fleet: fetch_args.fleet.clone(),
                 token_secret: fetch_args.token_secret.clone(),
                 token_secret_file: fetch_args.token_secret_file.clone(),
             })
         }),
         resolve_client: Arc::new(move || {
-            if client_args.endpoint_url.is_none() {
+            if client_args.endpoint_url.is_none() && client_args.fleet.fleet.is_none() {
                 return Ok(None);
             }
             driver_args(&client_args)
@@ -73,6 +92,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
         }),
         resolve_host: Arc::new(move || driver_args(&host_args).resolve().map(|(c, _)| c)),
         allow_cdp: args.allow_cdp,
+        fleet,
     };
     let server = AfhttpMcp::new(config);
     let serve = async {
@@ -85,6 +105,14 @@ pub fn run(args: McpArgs) -> Option<Event> {
     }
 }
 
+/// The parsed fleet and its connect bound, when `--fleet` is given.
+fn fleet_of(
+    opt: &FleetOpt,
+) -> Result<Option<(crate::sdk::fleet::Fleet, std::time::Duration)>, AfError> {
+    let connect = opt.connect_timeout()?;
+    Ok(opt.parsed()?.map(|f| (f, connect)))
+}
+
 /// The thin commands' host arguments (endpoint, token; discovery when no endpoint).
 fn driver_args(args: &McpArgs) -> DriverArgs {
     DriverArgs {
@@ -92,15 +120,8 @@ fn driver_args(args: &McpArgs) -> DriverArgs {
         token_secret: args.token_secret.clone(),
         token_secret_file: args.token_secret_file.clone(),
         timeout_ms: 30_000,
-        fleet: no_fleet(),
-        member: None,
-        profile: None,
-    }
-}
-
-fn no_fleet() -> FleetOpt {
-    FleetOpt {
-        fleet: None,
-        fleet_connect_timeout_ms: 2_000,
+        fleet: args.fleet.clone(),
+        member: args.member.clone(),
+        profile: args.profile.clone(),
     }
 }

@@ -31,6 +31,7 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     }
     let default_want = spec.want.is_none();
     let resolve = server.config.resolve_fetch.clone();
+    let fleet = server.config.fleet.clone();
     // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both
     // run on a blocking thread with a runtime of their own.
     let ran = tokio::task::spawn_blocking(move || {
@@ -43,8 +44,15 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
             .enable_all()
             .build()
             .map_err(|e| Box::new((AfError::io("start the fetch runtime", &e), None)))?;
-        rt.block_on(sdk_fetch::fetch(request))
-            .map_err(|f| Box::new((f.error, Some(f.trace.to_json()))))
+        let fetched = rt.block_on(async {
+            match &fleet {
+                Some((fleet, connect)) => {
+                    crate::sdk::fleet::route::fetch(fleet, request, *connect).await
+                }
+                None => sdk_fetch::fetch(request).await,
+            }
+        });
+        fetched.map_err(|f| Box::new((f.error, Some(f.trace.to_json()))))
     })
     .await;
     match ran {

@@ -60,6 +60,9 @@ pub struct McpConfig {
     pub resolve_host: ResolveHost,
     /// Whether the `cdp` tool is listed and served (`--allow-cdp`).
     pub allow_cdp: bool,
+    /// A fleet the fetches are routed over (by profile, failover for ephemeral ones) and its
+    /// member connect bound; `None`: one host or local fetches.
+    pub fleet: Option<(crate::sdk::fleet::Fleet, std::time::Duration)>,
 }
 
 /// The afhttp MCP server: its configuration and the output directories of this session's

@@ -78,3 +78,65 @@ fn tabs_takeover_and_cdp_reach_the_host_and_cdp_needs_allow_cdp() {
     );
     assert!(r["steps"][0]["protocol_error"].is_string(), "{r}");
 }
+
+/// `afhttp mcp --fleet`: a fetch naming a profile goes to its rendezvous owner and stays
+/// there, an ephemeral fetch goes to a healthy member, and the host tools talk to `--member`.
+#[test]
+fn mcp_over_a_fleet_routes_fetches_by_profile_and_host_tools_by_member() {
+    const TOKEN: &str = "mcp-fleet-token-0123456789";
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let start = |d: &std::path::Path| {
+        HostProc::start(
+            &fx,
+            &["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN],
+            &[("XDG_DATA_HOME", d.to_str().unwrap())],
+        )
+    };
+    let (a, b) = (start(da.path()), start(db.path()));
+    let fleet = format!("a={},b={}", a.endpoint, b.endpoint);
+    let owner = afhttp::sdk::fleet::placement::owner("alpha", ["a", "b"]).unwrap();
+    let fetch = |profile: Option<&str>| {
+        let mut args = json!({"url": srv.url("/static"), "render": "always", "want": "text"});
+        if let Some(p) = profile {
+            args["profile"] = json!(p);
+        }
+        json!({"call": "fetch", "args": args})
+    };
+    let r = run_steps(
+        &fx,
+        &[
+            "mcp",
+            "--fleet",
+            &fleet,
+            "--token-secret",
+            TOKEN,
+            "--fleet-connect-timeout-ms",
+            "10000",
+            "--member",
+            "b",
+        ],
+        json!([
+            fetch(Some("alpha")),
+            fetch(Some("alpha")),
+            fetch(None),
+            {"call": "health", "args": {}},
+        ]),
+    );
+    let s = r["steps"].as_array().unwrap();
+    for (i, step) in s.iter().enumerate() {
+        assert_eq!(step["is_error"], false, "step {i}: {step}");
+    }
+    let routed = |i: usize| s[i]["structured"]["trace"]["fleet"].clone();
+    assert_eq!(routed(0)["member"], owner, "{}", s[0]);
+    assert_eq!(routed(0)["reason"], "placed_by_rendezvous", "{}", s[0]);
+    assert_eq!(routed(1)["member"], owner, "{}", s[1]);
+    assert_eq!(routed(1)["reason"], "holds_profile", "{}", s[1]);
+    assert!(
+        ["a", "b"].contains(&routed(2)["member"].as_str().unwrap()),
+        "{}",
+        s[2]
+    );
+    assert_eq!(s[3]["structured"]["result"]["status"], "ok", "{}", s[3]);
+}
