@@ -134,25 +134,33 @@ def write_wall_samples(name, samples):
 
 
 def write_doc():
-    """docs/benchmarks.md = header + the latest summary of each benchmark script."""
+    """docs/benchmarks.md = header + the latest summary of each benchmark (bench/summary-*.md).
+
+    Scripts rewrite their own summary file; sections measured by hand or by other scripts
+    (documents, fleet, MCP, readiness, the CI timing) are kept in theirs, so a rerun of one
+    benchmark never drops another's section.
+    """
     header = ("# Benchmarks\n\nEvery number here comes from `make bench` (`bench/run.py` for the HTTP path, "
               "`bench/run_browser.py` for the browser path, `bench/run_concurrency.py` for parallel fetches and "
               "host memory, `bench/observation_growth.py` for capture vs DOM size, `bench/soak.py` for the long soak, "
-              "`bench/takeover.py` for the takeover display, `bench/fuzz.sh` for fuzzing), except the container section, "
-              "which comes from the container test runs; raw samples are in `bench/runs/`.\n"
+              "`bench/takeover.py` for the takeover display, `bench/documents.sh` for PDF text and `--want pdf`, "
+              "`bench/fleet.sh` for the fleet on Docker Swarm, `bench/mcp_stdio.py` for MCP, "
+              "`bench/readiness.py` for settled-page readiness, `bench/fuzz.sh` for fuzzing), except the container "
+              "section, which comes from the container test runs; each section lives in its `bench/summary-*.md` "
+              "and raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
     parts = [header]
     # Known sections first, in reading order; any other summary after them.
     order = ["summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
-             "summary-soak.md", "summary-takeover.md", "summary-fuzz.md", "summary-container.md"]
+             "summary-soak.md", "summary-takeover.md", "summary-documents.md", "summary-fuzz.md",
+             "summary-container.md", "summary-fleet.md", "summary-ci.md", "summary-mcp.md",
+             "summary-readiness.md"]
     found = sorted(n for n in os.listdir(os.path.join(ROOT, "bench")) if n.startswith("summary-") and n.endswith(".md"))
     for name in [n for n in order if n in found] + [n for n in found if n not in order]:
-        path = os.path.join(ROOT, "bench", name)
-        if os.path.exists(path):
-            with open(path) as f:
-                parts.append(f.read() + "\n")
+        with open(os.path.join(ROOT, "bench", name)) as f:
+            parts.append(f.read().rstrip("\n") + "\n\n")
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as f:
-        f.write("".join(parts))
+        f.write("".join(parts).rstrip("\n") + "\n")
 
 
 def main():

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the release binary and run the benchmarks; rewrites docs/benchmarks.md.
+# Build the release binary and run the benchmarks; docs/benchmarks.md is rebuilt from the
+# bench/summary-*.md files (each script rewrites its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -16,6 +17,9 @@ python3 bench/run_concurrency.py "$@"
 python3 bench/soak.py "$@"
 python3 bench/observation_growth.py "$@"
 python3 bench/takeover.py "$@"
+python3 bench/readiness.py "$@"
+# PDF text and --want pdf (prints its tables; bench/summary-documents.md records a run).
+bench/documents.sh
 # MCP over stdio vs the CLI (prints its JSON; bench/summary-mcp.md is written from it by hand).
 python3 -c "import mcp" >/dev/null 2>&1 || python3 -m pip install -q "mcp~=2.3"
 python3 bench/mcp_stdio.py
