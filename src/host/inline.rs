@@ -106,7 +106,7 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
     if opts.browser_bin.is_some() {
         return Ok(());
     }
-    let path_env = std::env::var_os("PATH");
+    let path_env = std::env::var_os(crate::env::PATH);
     let found = match opts.backend {
         Some(b) => crate::host::browser::resolve_binary(b, None, path_env.as_deref()).is_ok(),
         None => crate::host::browser::resolve_auto(path_env.as_deref()).is_some(),
