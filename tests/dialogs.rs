@@ -6,19 +6,9 @@ use serde_json::Value;
 
 use crate::support::{Fixture, FixtureServer, Run};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// `afhttp fetch URL --render always EXTRA...` in an inline Chromium, bounded well under the
-/// test deadline so a blocked page fails as `navigation_timeout`, not as a killed run.
+/// `afhttp fetch URL --render always --want text,console EXTRA...` in an inline Chromium.
 fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
-    let _one = crate::support::chromium::lock();
-    fx.cmd()
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
-        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
-        .args(["--want", "text,console"])
-        .args(extra)
-        .run()
+    crate::support::chromium::render(fx, url, "text,console", extra)
 }
 
 /// The `(kind, text)` of every dialog entry in `console.json`.

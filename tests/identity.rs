@@ -12,15 +12,9 @@ use crate::support::{Fixture, FixtureServer, Run};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// `afhttp fetch URL --render always --want text EXTRA...` in an inline Chromium.
 fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
-    let _one = crate::support::chromium::lock();
-    fx.cmd()
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
-        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
-        .args(["--want", "text"])
-        .args(extra)
-        .run()
+    crate::support::chromium::render(fx, url, "text", extra)
 }
 
 /// The browser's full version, from `chromium --version` ("Chromium 156.0.8078.114 ...").

@@ -13,14 +13,7 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// `afhttp fetch URL --render always --want text,network EXTRA...` in an inline Chromium.
 fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
-    let _one = crate::support::chromium::lock();
-    fx.cmd()
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
-        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
-        .args(["--want", "text,network"])
-        .args(extra)
-        .run()
+    crate::support::chromium::render(fx, url, "text,network", extra)
 }
 
 fn readiness(run: &Run) -> &Value {

@@ -4,17 +4,9 @@
 
 use crate::support::{Fixture, FixtureServer, Run};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
+/// `afhttp fetch URL --render always --want screenshot EXTRA...` in an inline Chromium.
 fn shot(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
-    let _one = crate::support::chromium::lock();
-    fx.cmd()
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .env("AFHTTP_BROWSER_BIN", CHROMIUM)
-        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
-        .args(["--want", "screenshot"])
-        .args(extra)
-        .run()
+    crate::support::chromium::render(fx, url, "screenshot", extra)
 }
 
 #[test]

@@ -122,3 +122,20 @@ impl Drop for Headless {
         let _ = self.child.wait();
     }
 }
+
+/// The system Chromium the inline-browser tests run.
+pub const BIN: &str = "/usr/bin/chromium";
+
+/// `afhttp fetch URL --render always --want WANT EXTRA...` in an inline Chromium, under the
+/// lock, bounded well under the test deadline so a blocked page fails as
+/// `navigation_timeout`, not as a killed run.
+pub fn render(fx: &super::Fixture, url: &str, want: &str, extra: &[&str]) -> super::Run {
+    let _one = lock();
+    fx.cmd()
+        .env("AFHTTP_NO_SANDBOX", "1")
+        .env("AFHTTP_BROWSER_BIN", BIN)
+        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
+        .args(["--want", want])
+        .args(extra)
+        .run()
+}
