@@ -164,6 +164,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
 }
 
 mod args;
+mod egress;
 mod host;
 mod paging;
 mod resources;

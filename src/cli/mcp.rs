@@ -48,6 +48,14 @@ pub struct McpArgs {
     /// List and serve the `cdp` tool (raw CDP: it can do anything the browser can).
     #[arg(long)]
     pub allow_cdp: bool,
+    /// Also refuse fetches of loopback, private (RFC 1918, fc00::/7) and shared (100.64/10)
+    /// addresses, on the HTTP step (every redirect hop) and in the inline browser.
+    /// Link-local and cloud metadata addresses are always refused.
+    #[arg(long, env = env::DENY_PRIVATE_NETWORKS, value_parser = clap::builder::FalseyValueParser::new())]
+    pub deny_private_networks: bool,
+    /// An exception to the egress policy: IP, IP/PREFIX or exact host name. Repeatable.
+    #[arg(long, value_name = "CIDR|HOST", env = env::EGRESS_ALLOW, value_delimiter = ',')]
+    pub egress_allow: Vec<String>,
 }
 
 /// Run `afhttp mcp` until the client closes stdin; an event is printed only when the server
@@ -57,6 +65,10 @@ pub fn run(args: McpArgs) -> Option<Event> {
         let e = AfError::invalid("--text-budget-tokens must be between 256 and 10000000");
         return Some(Event::error(&e, None));
     }
+    let egress = match egress_policy(args.deny_private_networks, &args.egress_allow) {
+        Ok(p) => p,
+        Err(e) => return Some(Event::error(&e, None)),
+    };
     // A fleet routes the fetches; --endpoint-url (more specific) wins over it.
     let fleet = match args
         .endpoint_url
@@ -81,6 +93,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
                 token_secret: fetch_args.token_secret.clone(),
                 token_secret_file: fetch_args.token_secret_file.clone(),
             })
+            .map(|r| r.with_egress_policy(egress.clone()))
         }),
         resolve_client: Arc::new(move || {
             if client_args.endpoint_url.is_none() && client_args.fleet.fleet.is_none() {
@@ -103,6 +116,24 @@ pub fn run(args: McpArgs) -> Option<Event> {
         Ok(Ok(())) => None,
         Ok(Err(e)) | Err(e) => Some(Event::error(&e, None)),
     }
+}
+
+/// The policy every MCP fetch obeys: always on (a model that reads untrusted pages chooses
+/// the URLs), refusing link-local and metadata addresses, and with `--deny-private-networks`
+/// loopback and private ones too; a malformed `--egress-allow` is `invalid_argument`.
+fn egress_policy(
+    deny_private: bool,
+    allow: &[String],
+) -> Result<crate::sdk::egress::Policy, AfError> {
+    let allow = allow
+        .iter()
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| crate::sdk::egress::AllowRule::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::sdk::egress::Policy {
+        deny_private,
+        allow,
+    })
 }
 
 /// The parsed fleet and its connect bound, when `--fleet` is given.

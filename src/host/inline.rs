@@ -50,7 +50,19 @@ impl InlineHost {
         opts.browser_bin =
             browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
         require_some_browser(&opts)?;
-        if let Some(proxy) = &transport.proxy_url {
+        if let Some(policy) = &transport.egress {
+            // Every request of the browser goes through the host's loopback egress proxy,
+            // which enforces the fetch's policy and chains to its proxy, if any (whose own
+            // address passes the policy first).
+            if let Some(proxy) = &transport.proxy_url {
+                check_chainable(proxy)?;
+                let port = proxy.port_or_known_default().unwrap_or(1080);
+                crate::sdk::egress::check_host(policy, proxy.host_str().unwrap_or_default(), port)
+                    .await?;
+                opts.proxy_url = Some(proxy.as_str().to_string());
+            }
+            opts.egress = Some(policy.clone());
+        } else if let Some(proxy) = &transport.proxy_url {
             if has_credentials(proxy) {
                 // Chromium sends no credentials from --proxy-server (and never authenticates
                 // to a SOCKS5 proxy): the browser goes through the host's loopback proxy
@@ -133,11 +145,12 @@ fn check_chainable(proxy: &url::Url) -> Result<(), AfError> {
         return Ok(());
     }
     Err(AfError::invalid(format!(
-        "proxy_url with credentials over {}:// cannot carry the inline browser's traffic",
+        "proxy_url over {}:// cannot carry the inline browser's traffic behind its loopback \
+         proxy (which credentials and an egress policy need)",
         proxy.scheme()
     ))
     .with_field("proxy_url")
-    .with_hint("use an http:// or socks5:// proxy with credentials for browser fetches, or --render none to stay on the HTTP path"))
+    .with_hint("use an http:// or socks5:// proxy for browser fetches, or --render none to stay on the HTTP path"))
 }
 
 /// The `proxy_url` (without credentials) as Chromium's `--proxy-server` takes it; `socks5h`

@@ -11,6 +11,7 @@ pub mod client;
 pub mod content_type;
 pub mod cookies;
 pub mod documents;
+pub mod egress;
 pub mod endpoint;
 pub mod fetch;
 pub mod fleet;

@@ -6,14 +6,15 @@
 //! DNS-rebinding answer cannot slip in between), and it does not depend on attaching to every
 //! target over CDP in time. With `--proxy-url` the proxy chains to it after the check.
 
-pub mod policy;
+/// The policy itself lives in the SDK, so the plain-HTTP step enforces the same type.
+pub use crate::sdk::egress as policy;
 mod proxy;
 mod upstream;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub use policy::{AllowRule, Category, Denial, Policy};
+pub use crate::sdk::egress::{AllowRule, Category, Denial, Policy};
 pub use upstream::Upstream;
 
 use crate::error::AfError;

@@ -17,10 +17,10 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::policy::Policy;
 use super::upstream::{Dest, Upstream};
 use super::{EGRESS_DETAIL_HEADER, EGRESS_HEADER, REMOTE_ADDRESS_HEADER};
 use crate::host::log::{log, Level};
+use crate::sdk::egress::Policy;
 
 /// How long resolving a name and connecting to a target may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);

@@ -231,6 +231,20 @@ impl FetchRequest {
         self
     }
 
+    /// Enforce `policy` on this fetch's own connections: every hop of the plain-HTTP step
+    /// (the address connected to, IP literals, a proxy), and an inline browser's requests
+    /// (through the host's egress proxy). A remote host's browser obeys that host's own
+    /// policy. A refusal is `egress_denied`.
+    pub fn with_egress_policy(mut self, policy: crate::sdk::egress::Policy) -> FetchRequest {
+        self.transport.egress = Some(policy);
+        self
+    }
+
+    /// The egress policy this fetch enforces, if any.
+    pub fn egress_policy(&self) -> Option<&crate::sdk::egress::Policy> {
+        self.transport.egress.as_ref()
+    }
+
     /// The bearer token for hosts this request may be routed to (a fleet's members).
     pub fn with_token(mut self, token: Option<Secret>) -> FetchRequest {
         self.token = token;

@@ -167,6 +167,10 @@ pub struct TransportOptions {
     pub ca_cert: Option<PathBuf>,
     /// Accept any certificate.
     pub tls_insecure: bool,
+    /// The egress policy this fetch's own connections obey (`None`: none, as for the CLI):
+    /// the plain-HTTP step checks every hop, and an inline browser runs behind the host's
+    /// egress proxy with it. Set by [`super::FetchRequest::with_egress_policy`].
+    pub egress: Option<crate::sdk::egress::Policy>,
 }
 
 /// Validate `--proxy-url`.

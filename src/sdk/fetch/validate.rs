@@ -220,6 +220,7 @@ impl FetchSpec {
                 .map_err(on("proxy_url"))?,
             ca_cert: self.ca_cert.clone(),
             tls_insecure: self.tls_insecure,
+            egress: None,
         };
         if transport
             .ca_cert

@@ -62,5 +62,11 @@ fn configure(transport: &TransportOptions) -> Result<reqwest::ClientBuilder, AfE
     if transport.tls_insecure {
         builder = builder.danger_accept_invalid_certs(true);
     }
+    if let Some(policy) = &transport.egress {
+        // Every name the client resolves (the target, or a proxy) passes the policy, and
+        // the client connects only to the addresses that did.
+        let resolver = super::guard::PolicyResolver::new(policy.clone());
+        builder = builder.dns_resolver(std::sync::Arc::new(resolver));
+    }
     Ok(builder)
 }

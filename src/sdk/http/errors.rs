@@ -7,6 +7,13 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
     let chain = source_chain(err);
     let lower = chain.to_ascii_lowercase();
     let host = url.host_str().unwrap_or("");
+    if let Some(refused) = crate::sdk::egress::refusal_in(err) {
+        // The refused name is the target's, or a proxy's (whose port the URL does not know).
+        let port = url
+            .port_or_known_default()
+            .filter(|_| refused.host.eq_ignore_ascii_case(host));
+        return crate::sdk::egress::denied_error(&refused.host, port, &refused.denial);
+    }
     if err.is_timeout() {
         return AfError::new(
             ErrorCode::NavigationTimeout,

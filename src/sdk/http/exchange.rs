@@ -122,6 +122,12 @@ pub async fn run(
     let mut body = req.body.clone();
     let mut send_user_credentials = true;
     loop {
+        if let Some(policy) = &req.transport.egress {
+            let proxy = req.transport.proxy_url.as_ref();
+            if let Err(error) = super::guard::check_hop(policy, &url, proxy).await {
+                return Err(ExchangeError { error, hops });
+            }
+        }
         let now = now_unix();
         let (request, sent_headers, body_bytes) = match build_request(
             client,

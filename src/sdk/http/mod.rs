@@ -4,4 +4,5 @@ pub mod body;
 pub mod client;
 pub mod errors;
 pub mod exchange;
+pub mod guard;
 pub mod network;

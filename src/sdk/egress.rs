@@ -1,9 +1,16 @@
-//! Which addresses the host's browser may reach: address categories, `--egress-allow`
-//! exceptions, and the decision over every address a name resolves to.
+//! The egress policy: which addresses a fetch may reach. Address categories,
+//! `--egress-allow` exceptions, and the decision over every address a name resolves to.
+//!
+//! One type for every enforcer: the host's egress proxy in front of its browser
+//! (`host::egress`), and the plain-HTTP step of a fetch whose request carries a policy
+//! ([`crate::sdk::fetch::FetchRequest::with_egress_policy`], what `afhttp mcp` sets), which
+//! checks the address it actually connects to on every redirect hop
+//! ([`crate::sdk::http::guard`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
 
-use crate::error::AfError;
+use crate::error::{AfError, ErrorCode};
 
 /// Why an address is special.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +191,7 @@ impl AllowRule {
     }
 }
 
-/// The browser's egress policy.
+/// An egress policy (the host browser's, or a fetch's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     /// Also deny loopback, private and shared (CGNAT) addresses (`--deny-private-networks`).
@@ -236,6 +243,91 @@ impl Policy {
             "deny_link_local"
         }
     }
+}
+
+/// A refusal of `host:port` as the stable error (`egress_denied`, not retryable).
+pub fn denied_error(host: &str, port: Option<u16>, denial: &Denial) -> AfError {
+    let target = match port {
+        Some(p) if host.contains(':') => format!("[{host}]:{p}"),
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    AfError::new(
+        ErrorCode::EgressDenied,
+        format!("{target} refused by the egress policy: {denial}"),
+    )
+    .with_hint(
+        "the egress policy refuses this address (link-local and cloud metadata always; \
+         loopback and private ones with --deny-private-networks); its operator can allow it \
+         with --egress-allow",
+    )
+}
+
+/// A refusal carried through a transport's error chain (the HTTP client's resolver), so
+/// the fetch reports `egress_denied` rather than a DNS or connection failure.
+#[derive(Debug, Clone)]
+pub struct EgressRefused {
+    /// The host name as the request named it.
+    pub host: String,
+    /// Which address was refused and why.
+    pub denial: Denial,
+}
+
+impl std::fmt::Display for EgressRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} refused by the egress policy: {}",
+            self.host, self.denial
+        )
+    }
+}
+
+impl std::error::Error for EgressRefused {}
+
+/// The [`EgressRefused`] anywhere in `err`'s source chain (an `io::Error` hides what it
+/// wraps from `source()`, so its inner error is looked at too).
+pub fn refusal_in<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a EgressRefused> {
+    let mut cur: Option<&'a (dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(r) = e.downcast_ref::<EgressRefused>() {
+            return Some(r);
+        }
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            if let Some(r) = refusal_in(inner) {
+                return Some(r);
+            }
+        }
+        cur = e.source();
+    }
+    None
+}
+
+/// How long [`check_host`] waits for a name to resolve.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Check `host` (an IP literal, or a name resolved here) before something else connects to
+/// it by name (a proxy, or a browser's proxy chain). A name that does not resolve here
+/// passes: the connection then fails on its own, or resolves on a network whose own policy
+/// applies (a `socks5h://` proxy).
+pub async fn check_host(policy: &Policy, host: &str, port: u16) -> Result<(), AfError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let ips: Vec<IpAddr> = match bare.parse::<IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => {
+            match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((bare, port))).await
+            {
+                Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
+                _ => return Ok(()),
+            }
+        }
+    };
+    policy
+        .decide(bare, &ips)
+        .map_err(|d| denied_error(bare, Some(port), &d))
 }
 
 #[cfg(test)]
