@@ -2,7 +2,9 @@
 //! and `--proxy-url` take effect on the inline browser or are refused out loud; plus the
 //! inline browser's launch failures and what `trace.sensitive_capture` reports.
 
-use crate::support::{write_script, Fixture, FixtureServer, HttpProxy, TlsFixtureServer};
+use crate::support::{
+    write_script, Fixture, FixtureServer, HttpProxy, Socks5Proxy, TlsFixtureServer,
+};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -115,6 +117,78 @@ fn inline_browser_sends_proxy_credentials() {
         &srv.url("/static"),
         &["--proxy-url", &proxy.url_with_credentials("agent", "wrong")],
     );
+    assert_ne!(
+        run.event["result"]["status"], 200,
+        "a wrong password passed: {}",
+        run.context
+    );
+}
+
+/// The `network.json` entry of the main document at `url`: it must be there, answered.
+fn main_document_entry(run: &crate::support::Run, url: &str) -> serde_json::Value {
+    let file = run.result()["network_file"].as_str().unwrap().to_string();
+    let network: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let entry = network["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["url"] == url && e["resource_type"] == "Document")
+        .cloned();
+    let entry = entry.unwrap_or_else(|| panic!("no document entry for {url}: {network}"));
+    assert_eq!(entry["response"]["status"], 200, "{entry}");
+    entry
+}
+
+#[test]
+fn inline_browser_goes_through_a_socks5_proxy() {
+    let _one = crate::support::chromium::lock();
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let port = port_of(&srv);
+    let url = srv.url("/static");
+
+    // Without credentials: Chromium's own SOCKS5 client. A loopback target would go around
+    // the proxy unless the proxy is recognised as local (socks5:// hosts parse as names).
+    let socks = Socks5Proxy::start();
+    let run = render(&fx, &url, &["--proxy-url", &socks.url()]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert!(
+        socks
+            .seen_targets()
+            .iter()
+            .any(|t| t == &format!("127.0.0.1:{port}")),
+        "the SOCKS5 proxy did not see the browser's connection: {:?}",
+        socks.seen_targets()
+    );
+    main_document_entry(&run, &url);
+
+    // With credentials: through the inline host's loopback proxy, which authenticates to the
+    // SOCKS5 proxy (RFC 1929); the fixture takes no other method.
+    let password = "s0cks-pw";
+    let socks = Socks5Proxy::start_with_auth("agent", password);
+    let proxy_url = socks.url_with_credentials("agent", password);
+    let run = render(&fx, &url, &["--proxy-url", &proxy_url]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert!(
+        socks
+            .seen_targets()
+            .iter()
+            .any(|t| t.ends_with(&format!(":{port}"))),
+        "the SOCKS5 proxy did not see the browser's connection: {:?}",
+        socks.seen_targets()
+    );
+    let entry = main_document_entry(&run, &url);
+    assert!(!entry.to_string().contains(password), "{entry}");
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains(password), "the password leaked: {out}");
+    }
+
+    // The wrong password is not let through.
+    let wrong = socks.url_with_credentials("agent", "wrong");
+    let run = render(&fx, &url, &["--proxy-url", &wrong]);
     assert_ne!(
         run.event["result"]["status"], 200,
         "a wrong password passed: {}",

@@ -1,5 +1,5 @@
-//! A minimal SOCKS5 server (RFC 1928): no-auth method, CONNECT only, IPv4/domain/IPv6
-//! address types. It only ever connects to 127.0.0.1: `localhost`, `127.0.0.1` and `::1`
+//! A minimal SOCKS5 server (RFC 1928): the no-auth method, or username/password (RFC 1929)
+//! when started with credentials; CONNECT only, IPv4/domain/IPv6 address types. It only ever connects to 127.0.0.1: `localhost`, `127.0.0.1` and `::1`
 //! are mapped there; any other target is refused with reply 0x02 (not allowed by ruleset).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -15,6 +15,8 @@ use super::server::Background;
 struct SocksState {
     connections: AtomicUsize,
     targets: Mutex<Vec<String>>,
+    /// The user name and password required (RFC 1929), if any.
+    auth: Option<(String, String)>,
 }
 
 /// A SOCKS5 proxy on `127.0.0.1:PORT`.
@@ -24,9 +26,21 @@ pub struct Socks5Proxy {
 }
 
 impl Socks5Proxy {
-    /// Starts the proxy on an ephemeral port; it stops when dropped.
+    /// Starts an open proxy on an ephemeral port; it stops when dropped.
     pub fn start() -> Socks5Proxy {
-        let state = Arc::new(SocksState::default());
+        Self::spawn(SocksState::default())
+    }
+
+    /// Starts a proxy that only takes the username/password method with these credentials.
+    pub fn start_with_auth(user: &str, pass: &str) -> Socks5Proxy {
+        Self::spawn(SocksState {
+            auth: Some((user.to_string(), pass.to_string())),
+            ..SocksState::default()
+        })
+    }
+
+    fn spawn(state: SocksState) -> Socks5Proxy {
+        let state = Arc::new(state);
         let serve_state = state.clone();
         let bg = Background::spawn("socks5", move |listener| async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -43,6 +57,11 @@ impl Socks5Proxy {
     /// `socks5://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("socks5://127.0.0.1:{}", self.bg.port())
+    }
+
+    /// `socks5://user:pass@127.0.0.1:PORT`.
+    pub fn url_with_credentials(&self, user: &str, pass: &str) -> String {
+        format!("socks5://{user}:{pass}@127.0.0.1:{}", self.bg.port())
     }
 
     /// `socks5h://127.0.0.1:PORT` (the client sends host names for the proxy to resolve).
@@ -88,11 +107,25 @@ async fn session(mut stream: TcpStream, state: Arc<SocksState>) -> std::io::Resu
     }
     let mut methods = vec![0u8; usize::from(head[1])];
     stream.read_exact(&mut methods).await?;
-    if !methods.contains(&0) {
+    let method = if state.auth.is_some() { 2 } else { 0 };
+    if !methods.contains(&method) {
         stream.write_all(&[5, 0xff]).await?;
         return Ok(());
     }
-    stream.write_all(&[5, 0]).await?;
+    stream.write_all(&[5, method]).await?;
+    if let Some((user, pass)) = &state.auth {
+        // RFC 1929: VER=1, ULEN, UNAME, PLEN, PASSWD; reply VER=1, STATUS (0 = success).
+        let _version = stream.read_u8().await?;
+        let mut name = vec![0u8; usize::from(stream.read_u8().await?)];
+        stream.read_exact(&mut name).await?;
+        let mut word = vec![0u8; usize::from(stream.read_u8().await?)];
+        stream.read_exact(&mut word).await?;
+        let ok = name == user.as_bytes() && word == pass.as_bytes();
+        stream.write_all(&[1, if ok { 0 } else { 1 }]).await?;
+        if !ok {
+            return Ok(());
+        }
+    }
 
     let mut req = [0u8; 4];
     stream.read_exact(&mut req).await?;

@@ -126,13 +126,22 @@ fn check_proxy(proxy: &str) -> Result<(), AfError> {
 
 /// Whether a proxy URL points at this machine's loopback (the host's egress proxy, or a
 /// local proxy).
+///
+/// `socks5://` is not a scheme the URL standard knows, so its host comes back as an opaque
+/// name (`Host::Domain("127.0.0.1")`): an address written as a name counts as the address.
 fn proxy_on_loopback(proxy: &str) -> bool {
     url::Url::parse(proxy)
         .ok()
         .and_then(|u| match u.host()? {
             url::Host::Ipv4(ip) => Some(ip.is_loopback()),
             url::Host::Ipv6(ip) => Some(ip.is_loopback()),
-            url::Host::Domain(d) => Some(d.eq_ignore_ascii_case("localhost")),
+            url::Host::Domain(d) => Some(
+                d.eq_ignore_ascii_case("localhost")
+                    || d.trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback()),
+            ),
         })
         .unwrap_or(false)
 }

@@ -179,9 +179,28 @@ fn a_loopback_proxy_sees_loopback_targets_and_webrtc_stays_behind_it() {
         &args,
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
     ));
-    o.proxy_url = Some("http://proxy.lan:3128".into());
-    let args = chromium_args(&o).unwrap();
-    assert!(!args.iter().any(|a| a.starts_with("--proxy-bypass-list")));
+    // socks5:// hosts are opaque names to the URL parser; a loopback address is still one.
+    for socks in [
+        "socks5://127.0.0.1:1080",
+        "socks5://[::1]:1080",
+        "socks5://localhost:1080",
+    ] {
+        o.proxy_url = Some(socks.into());
+        let args = chromium_args(&o).unwrap();
+        assert!(has(&args, "--proxy-bypass-list=<-loopback>"), "{socks}");
+    }
+    for remote in [
+        "http://proxy.lan:3128",
+        "socks5://proxy.lan:1080",
+        "socks5://10.0.0.1:1080",
+    ] {
+        o.proxy_url = Some(remote.into());
+        let args = chromium_args(&o).unwrap();
+        assert!(
+            !args.iter().any(|a| a.starts_with("--proxy-bypass-list")),
+            "{remote}"
+        );
+    }
     for flag in [
         "--proxy-bypass-list=*",
         "--no-proxy-server",
