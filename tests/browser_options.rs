@@ -197,6 +197,45 @@ fn inline_browser_goes_through_a_socks5_proxy() {
 }
 
 #[test]
+fn inline_browser_goes_through_an_https_proxy() {
+    let _one = crate::support::chromium::lock();
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let url = srv.url("/static");
+    let proxy = HttpProxy::start_tls();
+    let ca = proxy.ca_pem_path().display().to_string();
+    let run = render(&fx, &url, &["--proxy-url", &proxy.url(), "--ca-cert", &ca]);
+    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    let port = port_of(&srv);
+    assert!(
+        proxy
+            .seen_targets()
+            .iter()
+            .any(|t| t.contains(&port) && t.contains("/static")),
+        "the https proxy did not see the browser's request: {:?}",
+        proxy.seen_targets()
+    );
+    main_document_entry(&run, &url);
+
+    // Credentials over https:// cannot be chained by the host's loopback proxy: refused out
+    // loud, naming the field and the path, rather than sent without them.
+    let with_credentials = proxy.url().replacen("https://", "https://agent:pw@", 1);
+    let run = render(
+        &fx,
+        &url,
+        &["--proxy-url", &with_credentials, "--ca-cert", &ca],
+    );
+    let e = run.error("invalid_argument", 1);
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("proxy_url") && message.contains("browser"),
+        "{e}"
+    );
+    assert!(e["hint"].as_str().is_some_and(|h| !h.is_empty()), "{e}");
+}
+
+#[test]
 fn host_browser_refuses_per_fetch_transport_options() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();

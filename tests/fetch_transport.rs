@@ -204,6 +204,34 @@ fn http_proxy_forwards_plain_and_tunnels_tls() {
 }
 
 #[test]
+fn https_proxy_with_its_ca() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let proxy = HttpProxy::start_tls();
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()])
+        .arg("--ca-cert")
+        .arg(proxy.ca_pem_path())
+        .run();
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(proxy.requests(), 1, "{:?}", proxy.seen_targets());
+
+    // The proxy's certificate is checked like any other.
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()])
+        .run();
+    assert_ne!(
+        run.status, 0,
+        "an untrusted proxy certificate passed: {}",
+        run.context
+    );
+    eprintln!("UNTRUSTED PROXY: {}", run.event);
+    assert_eq!(proxy.requests(), 1, "{:?}", proxy.seen_targets());
+}
+
+#[test]
 fn socks5_proxy() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();

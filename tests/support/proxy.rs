@@ -3,6 +3,7 @@
 //! Absolute-form requests (`GET http://127.0.0.1:P/x`) are forwarded and the upstream response
 //! is returned as is; `CONNECT host:port` is tunnelled. Targets other than `127.0.0.1` or
 //! `localhost` (which is mapped to 127.0.0.1) get 403, so tests never send traffic elsewhere.
+//! [`HttpProxy::start_tls`] is the same proxy behind TLS (an `https://` proxy).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,8 @@ struct ProxyState {
 pub struct HttpProxy {
     bg: Background,
     state: Arc<ProxyState>,
+    /// For an `https://` proxy: the temp dir holding its CA's PEM file, and that file.
+    tls: Option<(tempfile::TempDir, std::path::PathBuf)>,
 }
 
 impl HttpProxy {
@@ -46,27 +49,58 @@ impl HttpProxy {
         })
     }
 
+    /// Starts an open `https://` proxy: TLS with a fresh test CA ([`Self::ca_pem_path`]),
+    /// then the same forwarding and CONNECT inside.
+    pub fn start_tls() -> HttpProxy {
+        let pki = super::tls::generate_pki();
+        let dir = tempfile::tempdir().unwrap();
+        let ca_path = dir.path().join("proxy-ca.pem");
+        std::fs::write(&ca_path, &pki.ca_pem).unwrap();
+        let mut proxy = Self::spawn_with(ProxyState::default(), Some(super::tls::acceptor(&pki)));
+        proxy.tls = Some((dir, ca_path));
+        proxy
+    }
+
     fn spawn(state: ProxyState) -> HttpProxy {
+        Self::spawn_with(state, None)
+    }
+
+    fn spawn_with(state: ProxyState, tls: Option<tokio_rustls::TlsAcceptor>) -> HttpProxy {
         let state = Arc::new(state);
         let serve_state = state.clone();
         let bg = Background::spawn("proxy", move |listener| async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let state = serve_state.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let svc = service_fn(move |req| proxy(req, state.clone()));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .with_upgrades()
-                        .await;
+                    match tls {
+                        // Clients that refuse the certificate just end the handshake.
+                        Some(acceptor) => {
+                            if let Ok(stream) = acceptor.accept(stream).await {
+                                serve(stream, state).await;
+                            }
+                        }
+                        None => serve(stream, state).await,
+                    }
                 });
             }
         });
-        HttpProxy { bg, state }
+        HttpProxy {
+            bg,
+            state,
+            tls: None,
+        }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` for [`Self::start_tls`]).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.bg.port())
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.bg.port())
+    }
+
+    /// The PEM file of an `https://` proxy's CA.
+    pub fn ca_pem_path(&self) -> &std::path::Path {
+        &self.tls.as_ref().expect("not an https:// proxy").1
     }
 
     /// `http://user:pass@127.0.0.1:PORT`, for clients that take credentials in the URL.
@@ -88,6 +122,18 @@ impl HttpProxy {
     pub fn seen_targets(&self) -> Vec<String> {
         self.state.targets.lock().unwrap().clone()
     }
+}
+
+/// Serve one client connection (plain or TLS) as the proxy.
+async fn serve<S>(stream: S, state: Arc<ProxyState>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = service_fn(move |req| proxy(req, state.clone()));
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), svc)
+        .with_upgrades()
+        .await;
 }
 
 fn reply(status: StatusCode, text: &str) -> Response<Body> {

@@ -13,13 +13,14 @@ use super::routes;
 use super::server::{serve_fixture_conn, Background, RecordedRequest, Recorder};
 
 /// A CA and the leaf it signed, PEM and DER.
-struct TestPki {
-    ca_pem: String,
+pub(crate) struct TestPki {
+    pub(crate) ca_pem: String,
     leaf_der: CertificateDer<'static>,
     leaf_key: PrivateKeyDer<'static>,
 }
 
-fn generate_pki() -> TestPki {
+/// A fresh test CA and a leaf for `127.0.0.1` and `localhost`.
+pub(crate) fn generate_pki() -> TestPki {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -53,7 +54,8 @@ fn generate_pki() -> TestPki {
     }
 }
 
-fn acceptor(pki: &TestPki) -> TlsAcceptor {
+/// A TLS acceptor serving the leaf (ALPN `http/1.1`).
+pub(crate) fn acceptor(pki: &TestPki) -> TlsAcceptor {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
