@@ -117,38 +117,6 @@ fn host_serves_drivers_and_stops_cleanly() {
 }
 
 #[test]
-fn persistent_profile_is_locked_and_released() {
-    let fx = Fixture::new();
-    let mut first = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--profile", "work"],
-        &[],
-    );
-    let run = fx
-        .cmd()
-        .env("AFHTTP_NO_SANDBOX", "1")
-        .args(["host", "--listen", "tcp:127.0.0.1:0", "--profile", "work"])
-        .run();
-    let e = run.error("profile_locked", 1);
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains(&first.child.id().to_string()),
-        "{e}"
-    );
-    let status = fx.cmd().args(["profile", "lock-status", "work"]).run();
-    assert_eq!(status.result()["locked"], true);
-    assert_eq!(first.terminate().0, 0);
-    let status = fx.cmd().args(["profile", "lock-status", "work"]).run();
-    assert_eq!(status.result()["locked"], false);
-    assert!(fx
-        .data
-        .join("afhttp/profiles/chromium/work/afhttp-profile.json")
-        .exists());
-}
-
-#[test]
 fn unix_socket_listener_and_refusals() {
     let fx = Fixture::new();
     let sock = fx.path().join("h.sock");
@@ -372,77 +340,6 @@ fn playwright_connects_over_cdp_with_a_bearer_header() {
 }
 
 #[test]
-fn runtime_profile_switching_keeps_profiles_apart() {
-    let fx = Fixture::new();
-    let srv = FixtureServer::start();
-    let mut host = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--profile", "alpha"],
-        &[],
-    );
-    let ep = host.endpoint.clone();
-    let fetch_text = |profile: &str, path: &str| -> String {
-        let run = fx
-            .cmd()
-            .args([
-                "fetch",
-                &srv.url(path),
-                "--endpoint-url",
-                &ep,
-                "--profile",
-                profile,
-                "--want",
-                "text",
-            ])
-            .run();
-        assert_eq!(
-            run.event["trace"]["render"]["escalation_reason"]["code"],
-            "profile_requested"
-        );
-        run.artifact_text("text_file")
-    };
-    // A persistent cookie (a session cookie rightly dies with the browser on a switch).
-    fetch_text(
-        "alpha",
-        "/cookies/set-raw?h=who%3Dalpha%3B%20Path%3D%2F%3B%20Max-Age%3D3600",
-    );
-    assert!(fetch_text("alpha", "/cookies/echo").contains("who=alpha"));
-    // Another profile: a relaunched browser with none of alpha's cookies.
-    assert!(!fetch_text("beta", "/cookies/echo").contains("who=alpha"));
-    let h = fx.cmd().args(["health", "--endpoint-url", &ep]).run();
-    assert_eq!(h.result()["profile"]["name"], "beta");
-    assert_eq!(
-        fx.cmd()
-            .args(["profile", "lock-status", "alpha"])
-            .run()
-            .result()["locked"],
-        false
-    );
-    assert_eq!(
-        fx.cmd()
-            .args(["profile", "lock-status", "beta"])
-            .run()
-            .result()["locked"],
-        true
-    );
-    // Back to alpha: its cookie survived the switch on disk.
-    assert!(fetch_text("alpha", "/cookies/echo").contains("who=alpha"));
-    let bad = fx
-        .cmd()
-        .args([
-            "fetch",
-            &srv.url("/"),
-            "--endpoint-url",
-            &ep,
-            "--profile",
-            "../etc",
-        ])
-        .run();
-    bad.error("profile_invalid_name", 1);
-    assert_eq!(host.terminate().0, 0);
-}
-
-#[test]
 fn sdk_inline_ephemeral_client() {
     // The SDK, in-process: a private host that the client owns (the test runs as root).
     std::env::set_var("AFHTTP_NO_SANDBOX", "1");
@@ -563,44 +460,4 @@ fn host_logs_carry_the_fetch_request_id() {
             .all(|l| l["ts"].is_string() && l["level"].is_string()),
         "{logs}"
     );
-}
-
-#[test]
-fn two_hosts_with_different_profiles_share_no_cookies() {
-    let fx = Fixture::new();
-    let srv = FixtureServer::start();
-    let mut one = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--profile", "one"],
-        &[],
-    );
-    let mut two = HostProc::start(
-        &fx,
-        &["--listen", "tcp:127.0.0.1:0", "--profile", "two"],
-        &[],
-    );
-    let text = |ep: &str, path: &str| -> String {
-        let run = fx
-            .cmd()
-            .args([
-                "fetch",
-                &srv.url(path),
-                "--endpoint-url",
-                ep,
-                "--render",
-                "always",
-                "--want",
-                "text",
-            ])
-            .run();
-        run.artifact_text("text_file")
-    };
-    text(
-        &one.endpoint,
-        "/cookies/set-raw?h=only%3Done%3B%20Path%3D%2F%3B%20Max-Age%3D3600",
-    );
-    assert!(text(&one.endpoint, "/cookies/echo").contains("only=one"));
-    assert!(!text(&two.endpoint, "/cookies/echo").contains("only=one"));
-    assert_eq!(one.terminate().0, 0);
-    assert_eq!(two.terminate().0, 0);
 }

@@ -30,6 +30,7 @@ mod fuzz_replay;
 mod host_browser;
 mod host_cli;
 mod host_listener;
+mod host_profiles;
 mod host_runtime;
 mod host_transport;
 mod identity;
