@@ -19,6 +19,7 @@ mod documents;
 mod documents_pdf;
 mod faults;
 mod features;
+mod fetch_browser_choice;
 mod fetch_cookies;
 mod fetch_decision;
 mod fetch_http;

@@ -102,6 +102,13 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     {
         spec.cookie_jar = None;
     }
+    // So does a browser executable named only by the environment: it is the inline
+    // browser's default (the inline host reads it itself), not a request a host could refuse.
+    if spec.browser_bin.is_some()
+        && spec.browser_bin == env::var(env::BROWSER_BIN).map(PathBuf::from)
+    {
+        spec.browser_bin = None;
+    }
     let needs_host = (spec.profile.is_some() || spec.takeover)
         && spec.render.as_deref() != Some("none")
         && args.fleet.fleet.is_none();

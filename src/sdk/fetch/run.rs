@@ -307,6 +307,13 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
         )
         .with_field("browser"));
     }
+    if req.browser_bin.is_some() && req.endpoint.is_some() {
+        return Err(AfError::invalid(
+            "browser_bin is the executable of an inline browser; a host runs its own (afhttp host --browser-bin)",
+        )
+        .with_field("browser_bin")
+        .with_hint("drop --browser-bin, or drop --endpoint-url to render in an inline browser"));
+    }
     Ok(())
 }
 

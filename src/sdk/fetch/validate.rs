@@ -340,7 +340,7 @@ impl FetchSpec {
                 ),
             ));
         }
-        let browser_only: [(&'static str, bool); 18] = [
+        let browser_only: [(&'static str, bool); 19] = [
             ("screenshot_format", self.screenshot_format.is_some()),
             ("screenshot_quality", self.screenshot_quality.is_some()),
             (
@@ -368,6 +368,7 @@ impl FetchSpec {
                 self.readiness_min_text_bytes.is_some(),
             ),
             ("browser", self.browser.is_some()),
+            ("browser_bin", self.browser_bin.is_some()),
         ];
         match browser_only.into_iter().find(|(_, set)| *set) {
             Some((field, _)) => Err(invalid(
@@ -490,6 +491,10 @@ mod tests {
             },
             FetchSpec {
                 want: Some("screenshot".into()),
+                ..spec("http://h/")
+            },
+            FetchSpec {
+                browser_bin: Some("/usr/bin/chromium".into()),
                 ..spec("http://h/")
             },
         ] {
