@@ -186,10 +186,12 @@ fn swarm_fleet_scenario() {
         docker(&engine, &["swarm", "init", "--advertise-addr", &gateway]);
     }
     // A leftover stack from an interrupted run must not decide this one.
-    let _ = Command::new("docker")
-        .env("DOCKER_HOST", &engine.host)
-        .args(["stack", "rm", STACK])
-        .output();
+    let _ = output_within(
+        Command::new("docker")
+            .env("DOCKER_HOST", &engine.host)
+            .args(["stack", "rm", STACK]),
+        Duration::from_secs(120),
+    );
     wait_for(
         "no leftover stack container",
         Duration::from_secs(60),

@@ -89,6 +89,12 @@ pub(super) fn follower_streams_until_the_stop(fx: &Fixture, engine: &Engine) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Whatever fails below, the follower does not outlive the test.
+    let _deadline = crate::support::deadline::Watchdog::new(
+        follower.id(),
+        Duration::from_secs(180),
+        "afhttp container logs --follow",
+    );
     // The two tail lines arrive on the same stream as what follows, so once they are in,
     // the follower is attached and the stop below is streamed to it.
     let streamed = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
