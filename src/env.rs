@@ -70,6 +70,12 @@ pub const TEST_RESTART_WINDOW_MS: &str = "AFHTTP_TEST_RESTART_WINDOW_MS";
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// Terminal type: `dumb` turns the image-build progress bar into plain lines.
 pub const TERM: &str = "TERM";
+/// Codex's configuration directory (default `~/.codex`): where `afhttp mcp install --agent
+/// codex` writes `config.toml`.
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// The user's configuration directory (default `~/.config`): where `afhttp mcp install
+/// --agent opencode` writes `opencode/opencode.json`.
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// Home directory, used for `~/.local/share` and agent skill directories.
 pub const HOME: &str = "HOME";
 /// The Docker Engine `afhttp container` and driver discovery talk to (default: the local

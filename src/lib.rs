@@ -25,6 +25,9 @@ pub mod mcp;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+#[cfg(feature = "cli")]
+pub mod mcp_install;
+
 pub use error::{AfError, ErrorCode, Warning};
 
 /// The crate version, reported in results and compared with hosts.

@@ -166,6 +166,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
 mod args;
 mod egress;
 mod host;
+mod install;
 mod paging;
 mod resources;
 

@@ -16,9 +16,15 @@ use crate::error::AfError;
 use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
 use crate::sdk::secret::Secret;
 
-/// Arguments of `afhttp mcp`.
+/// Arguments of `afhttp mcp`: the server's options, or one of the configuration
+/// subcommands.
 #[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    /// Write, remove or check afhttp's entry in a coding agent's MCP configuration instead
+    /// of serving.
+    #[command(subcommand)]
+    pub command: Option<super::mcp_install::McpInstallCommand>,
     /// Browser host the fetches drive (ws://, wss://, http://, https:// or unix:/path); without
     /// it fetches are local (plain HTTP, an inline browser).
     #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]

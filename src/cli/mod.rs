@@ -11,6 +11,7 @@ pub mod help_doc;
 pub mod host;
 pub mod host_args;
 pub mod mcp;
+pub mod mcp_install;
 pub mod output;
 pub mod panel;
 pub mod profile;
@@ -103,7 +104,16 @@ pub fn run(args: Vec<OsString>) -> u8 {
         }
         return code;
     }
-    if let Commands::Mcp(args) = cli.command {
+    if let Commands::Mcp(mut args) = cli.command {
+        if let Some(op) = args.command.take() {
+            let event = mcp_install::run(op);
+            output::emit(&event, false);
+            return if event.is_error() {
+                output::EXIT_ERROR
+            } else {
+                output::EXIT_OK
+            };
+        }
         return match mcp::run(args) {
             Some(e) => {
                 output::emit(&e, false);
