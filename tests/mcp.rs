@@ -160,6 +160,8 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
     );
     assert_eq!(r["bad_header"]["code"], "invalid_argument", "{r}");
     assert_eq!(r["unknown_field"]["code"], "invalid_argument", "{r}");
+    // The tool error names the unknown argument.
+    assert_eq!(r["unknown_field"]["field"], "bogus", "{r}");
     assert_eq!(r["health"], "ok", "{r}");
 }
 

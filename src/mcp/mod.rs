@@ -243,13 +243,48 @@ impl ServerHandler for AfhttpMcp {
     }
 }
 
-/// Decode a tool's arguments into `T`; a mismatch is `invalid_argument`.
+/// Decode a tool's arguments into `T`; a mismatch is `invalid_argument`, whose `field`
+/// names the argument when serde's message does (an unknown or a missing one).
 pub(crate) fn decode_args<T: serde::de::DeserializeOwned>(
     tool: &str,
     args: Map<String, Value>,
 ) -> Result<T, AfError> {
     serde_json::from_value(Value::Object(args)).map_err(|e| {
-        AfError::invalid(format!("{tool} arguments: {e}"))
-            .with_hint(format!("see the {tool} tool's input schema (tools/list)"))
+        let message = e.to_string();
+        let mut err = AfError::invalid(format!("{tool} arguments: {message}"))
+            .with_hint(format!("see the {tool} tool's input schema (tools/list)"));
+        if let Some(field) = field_of(&message) {
+            err = err.with_field(field);
+        }
+        err
     })
+}
+
+/// The argument a serde message is about: `unknown field `x`, expected ...` or
+/// `missing field `x``. (The one place serde's wording is read; its messages for these two
+/// have been stable since serde 1.0.)
+fn field_of(message: &str) -> Option<&str> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("missing field `"))?;
+    let name = &rest[..rest.find('`')?];
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn serde_messages_name_their_field() {
+        use super::field_of;
+        assert_eq!(
+            field_of("unknown field `bogus`, expected one of `url`, `render`"),
+            Some("bogus")
+        );
+        assert_eq!(field_of("missing field `path`"), Some("path"));
+        assert_eq!(field_of("unknown field ``, expected `a`"), None);
+        assert_eq!(
+            field_of("invalid type: string \"soon\", expected u64"),
+            None
+        );
+    }
 }

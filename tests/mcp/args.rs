@@ -57,7 +57,7 @@ fn bad_and_hostile_arguments_are_one_tool_error_each_and_write_nothing() {
             "fetch",
             json!({"url": page, "bogus": 1}),
             "invalid_argument",
-            None,
+            Some("bogus"),
         ),
         (
             "fetch",
@@ -155,7 +155,25 @@ fn bad_and_hostile_arguments_are_one_tool_error_each_and_write_nothing() {
             "invalid_argument",
             None,
         ),
-        ("health", json!({"verbose": true}), "invalid_argument", None),
+        (
+            "read_artifact",
+            json!({"path": "/etc/passwd", "colour": "red"}),
+            "invalid_argument",
+            Some("colour"),
+        ),
+        ("read_artifact", json!({}), "invalid_argument", Some("path")),
+        (
+            "tabs_close",
+            json!({"tab": "x", "force": true}),
+            "invalid_argument",
+            Some("force"),
+        ),
+        (
+            "health",
+            json!({"verbose": true}),
+            "invalid_argument",
+            Some("verbose"),
+        ),
     ];
     let steps: Vec<Value> = cases
         .iter()

@@ -123,7 +123,11 @@ async def main(afhttp, base, tmpdir):
                 session.call_tool("fetch", {"url": base + "/static", "bogus": 1}), STEP
             )
             err = (g(r, "structured_content", "structuredContent") or {}).get("error", {})
-            report["unknown_field"] = {"is_error": g(r, "is_error", "isError"), "code": err.get("code")}
+            report["unknown_field"] = {
+                "is_error": g(r, "is_error", "isError"),
+                "code": err.get("code"),
+                "field": err.get("field"),
+            }
 
             r = await asyncio.wait_for(session.call_tool("health", {}), STEP)
             report["health"] = (g(r, "structured_content", "structuredContent") or {}).get("result", {}).get("status")

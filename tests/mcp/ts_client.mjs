@@ -96,7 +96,11 @@ res = await call(client, "fetch", { url: base + "/static", header: ["no colon"] 
 report.bad_header = { is_error: res.isError ?? false, code: errOf(res).code };
 
 res = await call(client, "fetch", { url: base + "/static", bogus: 1 });
-report.unknown_field = { is_error: res.isError ?? false, code: errOf(res).code };
+report.unknown_field = {
+  is_error: res.isError ?? false,
+  code: errOf(res).code,
+  field: errOf(res).field,
+};
 
 res = await call(client, "health", {});
 report.health = res.structuredContent?.result?.status;
