@@ -39,9 +39,10 @@ pub const ENGINE_ENV: &str = "AFHTTP_ENGINE_ENV";
 pub const BROWSER_ARG: &str = "AFHTTP_BROWSER_ARG";
 /// `afhttp host --allowed-host`, comma-separated host names accepted without a bearer header.
 pub const ALLOWED_HOST: &str = "AFHTTP_ALLOWED_HOST";
-/// `afhttp host --deny-private-networks` (a true value).
+/// `--deny-private-networks` of `afhttp host`, `mcp` and `fetch` (a true value).
 pub const DENY_PRIVATE_NETWORKS: &str = "AFHTTP_DENY_PRIVATE_NETWORKS";
-/// `afhttp host --egress-allow`, comma-separated IPs, CIDR blocks or host names.
+/// `--egress-allow` of `afhttp host`, `mcp` and `fetch`: comma-separated IPs, CIDR blocks or
+/// host names.
 pub const EGRESS_ALLOW: &str = "AFHTTP_EGRESS_ALLOW";
 /// `afhttp host --egress-policy` (a true value).
 pub const EGRESS_POLICY: &str = "AFHTTP_EGRESS_POLICY";

@@ -30,6 +30,15 @@ pub struct FetchArgs {
     /// File holding the bearer token.
     #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
     pub token_secret_file: Option<PathBuf>,
+    /// Refuse loopback, private (RFC 1918, fc00::/7) and shared (100.64/10) addresses, and
+    /// always link-local and cloud metadata ones, on the HTTP step (every redirect hop) and
+    /// in an inline browser (`egress_denied`). A host's browser keeps the host's own policy.
+    #[arg(long, env = env::DENY_PRIVATE_NETWORKS, value_parser = clap::builder::FalseyValueParser::new())]
+    pub deny_private_networks: bool,
+    /// An exception to that egress policy: IP, IP/PREFIX or exact host name; alone, it turns
+    /// the policy on (link-local and metadata refused). Repeatable.
+    #[arg(long, value_name = "CIDR|HOST", env = env::EGRESS_ALLOW, value_delimiter = ',')]
+    pub egress_allow: Vec<String>,
 }
 
 /// Run `afhttp fetch`.
@@ -112,7 +121,12 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     let needs_host = (spec.profile.is_some() || spec.takeover)
         && spec.render.as_deref() != Some("none")
         && args.fleet.fleet.is_none();
-    let request = spec.validate()?;
+    let mut request = spec.validate()?;
+    if let Some(policy) =
+        super::host::egress_policy(false, args.deny_private_networks, &args.egress_allow)?
+    {
+        request = request.with_egress_policy(policy);
+    }
     let mut token = super::driver::resolve_token(
         args.token_secret.as_ref(),
         args.token_secret_file.as_deref(),

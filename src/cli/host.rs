@@ -199,8 +199,8 @@ pub fn run(args: HostArgs) -> (Option<Event>, u8) {
 
 /// The egress policy from `--egress-policy`, `--deny-private-networks` and
 /// `--egress-allow` (either of the last two turns it on); a malformed exception is
-/// `invalid_argument`.
-fn egress_policy(
+/// `invalid_argument`. Shared by `host`, `mcp` (always on) and `fetch`.
+pub(super) fn egress_policy(
     on: bool,
     deny_private: bool,
     allow: &[String],

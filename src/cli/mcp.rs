@@ -71,10 +71,13 @@ pub fn run(args: McpArgs) -> Option<Event> {
         let e = AfError::invalid("--text-budget-tokens must be between 256 and 10000000");
         return Some(Event::error(&e, None));
     }
-    let egress = match egress_policy(args.deny_private_networks, &args.egress_allow) {
-        Ok(p) => p,
-        Err(e) => return Some(Event::error(&e, None)),
-    };
+    // Always on for MCP (a model that reads untrusted pages chooses the URLs): link-local
+    // and metadata addresses refused, and with --deny-private-networks private ones too.
+    let egress =
+        match super::host::egress_policy(true, args.deny_private_networks, &args.egress_allow) {
+            Ok(p) => p.unwrap_or_default(),
+            Err(e) => return Some(Event::error(&e, None)),
+        };
     // A fleet routes the fetches; --endpoint-url (more specific) wins over it.
     let fleet = match args
         .endpoint_url
@@ -98,6 +101,8 @@ pub fn run(args: McpArgs) -> Option<Event> {
                 fleet: fetch_args.fleet.clone(),
                 token_secret: fetch_args.token_secret.clone(),
                 token_secret_file: fetch_args.token_secret_file.clone(),
+                deny_private_networks: false,
+                egress_allow: Vec::new(),
             })
             .map(|r| r.with_egress_policy(egress.clone()))
         }),
@@ -122,24 +127,6 @@ pub fn run(args: McpArgs) -> Option<Event> {
         Ok(Ok(())) => None,
         Ok(Err(e)) | Err(e) => Some(Event::error(&e, None)),
     }
-}
-
-/// The policy every MCP fetch obeys: always on (a model that reads untrusted pages chooses
-/// the URLs), refusing link-local and metadata addresses, and with `--deny-private-networks`
-/// loopback and private ones too; a malformed `--egress-allow` is `invalid_argument`.
-fn egress_policy(
-    deny_private: bool,
-    allow: &[String],
-) -> Result<crate::sdk::egress::Policy, AfError> {
-    let allow = allow
-        .iter()
-        .filter(|a| !a.trim().is_empty())
-        .map(|a| crate::sdk::egress::AllowRule::parse(a))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::sdk::egress::Policy {
-        deny_private,
-        allow,
-    })
 }
 
 /// The parsed fleet and its connect bound, when `--fleet` is given.

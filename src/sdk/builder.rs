@@ -137,6 +137,9 @@ pub struct FetchBuilder<'c> {
     spec: FetchSpec,
     /// The first error a setter met (a cookie that cannot be written as `--cookie`).
     error: Option<AfError>,
+    /// The egress policy the fetch's own connections obey (see
+    /// [`FetchRequest::with_egress_policy`](crate::sdk::fetch::FetchRequest::with_egress_policy)).
+    egress: Option<crate::sdk::egress::Policy>,
 }
 
 impl<'c> FetchBuilder<'c> {
@@ -148,6 +151,7 @@ impl<'c> FetchBuilder<'c> {
                 ..FetchSpec::new(url)
             },
             error: None,
+            egress: None,
         }
     }
 
@@ -316,6 +320,12 @@ impl<'c> FetchBuilder<'c> {
     pub fn tls_insecure(self) -> Self {
         self.edit(|s| s.tls_insecure = true)
     }
+    /// `--deny-private-networks` / `--egress-allow`: refuse the addresses `policy` denies on
+    /// this fetch's plain-HTTP step, every redirect hop included (`egress_denied`).
+    pub fn egress_policy(mut self, policy: crate::sdk::egress::Policy) -> Self {
+        self.egress = Some(policy);
+        self
+    }
 
     /// Validate and run the fetch against the client's host; browser work shares the
     /// client's CDP connection (a `.profile()` or `.takeover()` fetch opens its own, since it
@@ -324,7 +334,10 @@ impl<'c> FetchBuilder<'c> {
         if let Some(e) = self.error {
             return Err(FetchFailure::bare(e));
         }
-        let req = self.spec.validate().map_err(FetchFailure::bare)?;
+        let mut req = self.spec.validate().map_err(FetchFailure::bare)?;
+        if let Some(policy) = self.egress {
+            req = req.with_egress_policy(policy);
+        }
         let replay = vec![
             "--endpoint-url".into(),
             self.client.endpoint().to_flag_value(),

@@ -206,3 +206,44 @@ fn the_policy_is_checked_before_chaining_to_the_proxy_url() {
         );
     }
 }
+
+#[test]
+fn fetch_takes_the_same_policy_on_its_http_step_through_a_redirect() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let private = FixtureServer::start_on("127.0.0.2");
+    let hop = srv.url(&format!("/redirect/abs?to={}", private.url("/static")));
+    let fetch = |extra: &[&str]| {
+        fx.cmd()
+            .args(["fetch", &hop, "--render", "none", "--timeout-ms", "10000"])
+            .arg("--out")
+            .arg(fx.path().join(format!("out-{}", fastrand::u64(..))))
+            .args(extra)
+            .run()
+    };
+    // Off unless asked for: the CLI is the user's own hand.
+    assert_eq!(fetch(&[]).result()["status"], 200);
+    assert_eq!(private.hits("/static"), 1);
+    let run = fetch(&["--deny-private-networks", "--egress-allow", "127.0.0.1"]);
+    let e = run.error("egress_denied", 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.2 is loopback"),
+        "{}",
+        run.context
+    );
+    // The environment twin, with the exception from its own variable.
+    let run = fx
+        .cmd()
+        .args(["fetch", &hop, "--render", "none"])
+        .arg("--out")
+        .arg(fx.path().join("out-env"))
+        .env("AFHTTP_DENY_PRIVATE_NETWORKS", "1")
+        .env("AFHTTP_EGRESS_ALLOW", "127.0.0.1")
+        .run();
+    run.error("egress_denied", 1);
+    assert_eq!(private.hits("/static"), 1, "the refused hop was never sent");
+    assert!(srv.hits("/redirect/abs") >= 3);
+}
