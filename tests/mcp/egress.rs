@@ -1,6 +1,7 @@
 //! The egress policy of `afhttp mcp` (`--deny-private-networks`, `--egress-allow`): an MCP
 //! fetch of a private address is refused on the plain-HTTP step and in the inline browser,
-//! by name and by IP, directly and through a redirect, before anything reaches the target.
+//! by name and by IP, directly and through a redirect (and a page's own request in the
+//! browser), before anything reaches the target.
 //!
 //! Every fixture is on loopback (nothing else may be a target here), so the tests allow the
 //! first fixture by `--egress-allow 127.0.0.1` and show that a second fixture on another
@@ -65,12 +66,19 @@ fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step()
     let private = FixtureServer::start_on("127.0.0.2");
     let target = private.url("/static");
     let hop = srv.url(&format!("/redirect/abs?to={target}"));
+    // The page's own request to the private fixture goes through the same proxy.
+    let probe = format!(
+        "fetch('{}', {{mode: 'no-cors'}}).then(() => 'sent', e => 'refused: ' + e)",
+        private.url("/echo")
+    );
     let steps = json!([
         {"call": "fetch", "args": {"url": srv.url("/static"), "render": "none"}},
         {"call": "fetch", "args": {"url": hop, "render": "none"}},
         {"call": "fetch", "args": {"url": hop, "render": "always", "want": "body"}},
         {"call": "fetch", "args": {"url": target, "render": "always", "want": "body"}},
         {"call": "fetch", "args": {"url": srv.url("/static"), "render": "always", "want": "body"}},
+        {"call": "fetch", "args": {"url": srv.url("/static"), "render": "always", "want": "body",
+                                   "evaluate_after_wait": probe}},
     ]);
     let r = run_steps(
         &fx,
@@ -92,8 +100,9 @@ fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step()
     denied(&r, 1, "127.0.0.2");
     denied(&r, 2, "127.0.0.2");
     denied(&r, 3, "127.0.0.2");
+    assert_eq!(r["steps"][5]["is_error"], false, "{r}");
     assert_eq!(
-        private.hits("/static"),
+        private.hits("/static") + private.hits("/echo"),
         0,
         "the private fixture was reached"
     );
@@ -101,11 +110,12 @@ fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step()
 
     // The control: under the default policy the same fetches reach the second fixture.
     let r = run_steps(&fx, &["mcp"], steps);
-    for i in 0..5 {
+    for i in 0..6 {
         assert_eq!(r["steps"][i]["is_error"], false, "step {i}: {r}");
         assert_eq!(r["steps"][i]["structured"]["result"]["status"], 200, "{r}");
     }
     assert!(private.hits("/static") >= 3, "{r}");
+    assert_eq!(private.hits("/echo"), 1, "the control page's request: {r}");
 }
 
 #[test]
