@@ -237,6 +237,95 @@ fn wait_ms_counts_from_the_commit_not_from_a_load_that_never_comes() {
 }
 
 #[test]
+fn a_selector_that_never_appears_ends_at_the_budget_with_artifacts() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    // Behind a parser-blocking third-party script, with the default budget.
+    let url = srv.url(&format!("/ready/blocking?hang={}", hang.host()));
+    let run = render(&fx, &url, &["--wait", "selector:#never-there"]);
+    let r = run.result();
+    assert!(run
+        .artifact_text("text_file")
+        .contains("before-blocking-script"));
+    let rd = readiness(&run);
+    assert_eq!(rd["ended_by"], "readiness_budget", "{rd}");
+    assert_eq!(rd["budget_ms"], 5000, "{rd}");
+    assert_eq!(rd["selector_matched"], false, "{rd}");
+    assert_eq!(rd["timed_out"], true, "{rd}");
+    let msg = warning(r, "readiness_timeout");
+    assert!(msg.contains("\"#never-there\" never matched"), "{msg}");
+    assert!(msg.contains("5000 ms readiness budget"), "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "Script {}, third-party, parser-blocking",
+            hang.host()
+        )),
+        "{msg}"
+    );
+    // A visible-element wait on a page whose load event never comes, with a smaller budget.
+    let url = srv.url(&format!("/ready/stuck-image?hang={}", hang.host()));
+    let run = render(
+        &fx,
+        &url,
+        &[
+            "--wait",
+            "selector-visible:#never-there",
+            "--readiness-budget-ms",
+            "1000",
+        ],
+    );
+    let r = run.result();
+    assert!(run.artifact_text("text_file").contains("stuck-image-page"));
+    assert_eq!(readiness(&run)["ended_by"], "readiness_budget");
+    let msg = warning(r, "readiness_timeout");
+    assert!(msg.contains("never matched a visible element"), "{msg}");
+    assert!(msg.contains("1000 ms readiness budget"), "{msg}");
+    // The same page with a selector that is there: the selector ends the wait, no warning.
+    let run = render(
+        &fx,
+        &url,
+        &["--wait", "selector:p", "--readiness-budget-ms", "1000"],
+    );
+    assert_eq!(readiness(&run)["ended_by"], "selector");
+    assert!(!warning_codes(run.result()).contains(&"readiness_timeout".to_string()));
+}
+
+#[test]
+fn an_explicit_wait_ms_is_honoured_beyond_the_budget_up_to_the_capture_reserve() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    // 2000 ms against a 500 ms budget: the 900 ms timer's content is in.
+    let run = render(
+        &fx,
+        &srv.url("/ready/timers"),
+        &["--wait", "ms:2000", "--readiness-budget-ms", "500"],
+    );
+    let r = run.result();
+    assert!(run.artifact_text("text_file").contains("timer-900"));
+    let rd = readiness(&run);
+    assert_eq!(rd["ended_by"], "ms", "{rd}");
+    assert!(rd["budget_ms"].is_null(), "{rd}");
+    assert!(
+        !warning_codes(r).contains(&"readiness_timeout".to_string()),
+        "{r}"
+    );
+    // A wait that cannot fit in --timeout-ms ends at the capture reserve: a result with
+    // the page's content and a warning, not a navigation_timeout.
+    let run = render(
+        &fx,
+        &srv.url("/ready/timers"),
+        &["--wait", "ms:60000", "--timeout-ms", "10000"],
+    );
+    let r = run.result();
+    assert!(run.artifact_text("text_file").contains("timer-900"));
+    assert_eq!(readiness(&run)["ended_by"], "deadline");
+    let msg = warning(r, "readiness_timeout");
+    assert!(msg.contains("--wait ms:60000: not reached"), "{msg}");
+    assert!(msg.contains("capture reserve"), "{msg}");
+}
+
+#[test]
 fn a_main_document_that_never_arrives_is_a_navigation_timeout() {
     let fx = Fixture::new();
     let hang = HangServer::start();

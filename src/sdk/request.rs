@@ -63,7 +63,7 @@ pub enum Wait {
     Selector(String),
     /// A CSS selector matches a visible element.
     SelectorVisible(String),
-    /// A fixed delay after load, in milliseconds.
+    /// A fixed delay after the navigation commit, in milliseconds.
     Ms(u64),
 }
 

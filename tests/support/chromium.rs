@@ -128,13 +128,19 @@ pub const BIN: &str = "/usr/bin/chromium";
 
 /// `afhttp fetch URL --render always --want WANT EXTRA...` in an inline Chromium, under the
 /// lock, bounded well under the test deadline so a blocked page fails as
-/// `navigation_timeout`, not as a killed run.
+/// `navigation_timeout`, not as a killed run. An `extra` `--timeout-ms` replaces that bound.
 pub fn render(fx: &super::Fixture, url: &str, want: &str, extra: &[&str]) -> super::Run {
     let _one = lock();
+    let timeout: &[&str] = if extra.contains(&"--timeout-ms") {
+        &[]
+    } else {
+        &["--timeout-ms", "20000"]
+    };
     fx.cmd()
         .env("AFHTTP_NO_SANDBOX", "1")
         .env("AFHTTP_BROWSER_BIN", BIN)
-        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
+        .args(["fetch", url, "--render", "always"])
+        .args(timeout)
         .args(["--want", want])
         .args(extra)
         .run()

@@ -1,6 +1,6 @@
-//! Readiness: wait for the `--wait` condition, bounded by a deadline and, for the heuristic
-//! waits (`auto`, `idle`, `load`), by the readiness budget counted from the navigation
-//! commit. Running out of time is a `readiness_timeout` warning naming what was still
+//! Readiness: wait for the `--wait` condition, bounded by a deadline and, for every wait
+//! but an explicit `ms:N` (`auto`, `idle`, `load`, `selector:`, `selector-visible:`), by the
+//! readiness budget counted from the navigation commit. Running out of time is a `readiness_timeout` warning naming what was still
 //! pending, never a failed fetch; a crash is `tab_crashed`.
 //!
 //! `--wait auto` ends on evidence ([`super::settle`]); only when the page-side evidence is
@@ -106,7 +106,10 @@ pub async fn wait(
     deadline: Instant,
 ) -> Result<Readiness, AfError> {
     let started = Instant::now();
-    let budgeted = matches!(opts.wait, Wait::Auto | Wait::Idle | Wait::Load);
+    // An `ms:N` wait is a duration the user asked for, and nothing on the page can stretch
+    // it: it is honoured up to the capture reserve. Every wait on the page (its settling,
+    // its network, its load event, a selector) can be held hostage, so the budget bounds it.
+    let budgeted = !matches!(opts.wait, Wait::Ms(_));
     let budget = Duration::from_millis(opts.readiness_budget_ms);
     let rule = Rule {
         settle_ms: opts.readiness_stable_ms,
@@ -397,7 +400,7 @@ fn timeout_message(
     };
     match wait {
         Wait::Selector(css) | Wait::SelectorVisible(css) => format!(
-            "--wait {wait}: the selector {css:?} never matched{} {within}; captured anyway",
+            "--wait {wait}: the selector {css:?} never matched{} {within}{pending}; captured anyway",
             if matches!(wait, Wait::SelectorVisible(_)) {
                 " a visible element"
             } else {
@@ -425,6 +428,8 @@ fn timeout_message(
         Wait::Load => {
             format!("--wait load: the load event did not fire {within}{pending}; captured anyway")
         }
-        Wait::Ms(_) => format!("--wait {wait}: not reached {within}; captured anyway"),
+        Wait::Ms(_) => format!(
+            "--wait {wait}: not reached {within} (the capture reserve of --timeout-ms came first){pending}; captured anyway"
+        ),
     }
 }

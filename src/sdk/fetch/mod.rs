@@ -73,8 +73,8 @@ pub struct BrowserOptions {
     pub screenshot_quality: Option<u8>,
     /// `--screenshot-max-height`, in CSS pixels.
     pub screenshot_max_height: Option<u32>,
-    /// `--readiness-budget-ms`: the bound on `auto`, `idle` and `load` waits, counted from the
-    /// main document's arrival.
+    /// `--readiness-budget-ms`: the bound on every wait but `ms:N`, counted from the main
+    /// document's arrival.
     pub readiness_budget_ms: u64,
     /// `--readiness-min-text-bytes`.
     pub readiness_min_text_bytes: u64,

@@ -107,9 +107,9 @@ pub struct FetchSpec {
     /// screenshot was clipped).
     #[cfg_attr(feature = "cli", arg(long, value_name = "PX"))]
     pub screenshot_max_height: Option<u32>,
-    /// How long --wait auto/idle/load may take after the main document arrived before the
-    /// fetch captures what the page shows, with warnings naming what was still pending
-    /// (default 5000). Inside --timeout-ms; capture keeps its reserve.
+    /// How long any --wait but ms:N (auto, idle, load, selector) may take after the main
+    /// document arrived before the fetch captures what the page shows, with warnings naming
+    /// what was still pending (default 5000). Inside --timeout-ms; capture keeps its reserve.
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_budget_ms: Option<u64>,
     /// Settle window for --wait auto: how long the DOM must be quiet, in milliseconds
