@@ -145,7 +145,8 @@ def write_doc():
               "host memory, `bench/observation_growth.py` for capture vs DOM size, `bench/soak.py` for the long soak, "
               "`bench/takeover.py` for the takeover display, `bench/documents.sh` for PDF text and `--want pdf`, "
               "`bench/fleet.sh` for the fleet on Docker Swarm, `bench/mcp_stdio.py` for MCP, "
-              "`bench/readiness.py` for settled-page readiness, `bench/fuzz.sh` for fuzzing), except the container "
+              "`bench/readiness.py` for settled-page readiness, `bench/throughput.py` for parallel throughput against "
+              "the raw-CDP baseline and the screenshot's cost, `bench/fuzz.sh` for fuzzing), except the container "
               "section, which comes from the container test runs; each section lives in its `bench/summary-*.md` "
               "and raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
@@ -154,7 +155,7 @@ def write_doc():
     order = ["summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
              "summary-soak.md", "summary-takeover.md", "summary-documents.md", "summary-fuzz.md",
              "summary-container.md", "summary-fleet.md", "summary-ci.md", "summary-mcp.md",
-             "summary-readiness.md"]
+             "summary-readiness.md", "summary-throughput.md"]
     found = sorted(n for n in os.listdir(os.path.join(ROOT, "bench")) if n.startswith("summary-") and n.endswith(".md"))
     for name in [n for n in order if n in found] + [n for n in found if n not in order]:
         with open(os.path.join(ROOT, "bench", name)) as f:

@@ -14,7 +14,12 @@
    encode), and the transfer of the base64 image to the driver is timed with a string of the
    same size. Report only; no target.
 
-Usage: BENCH_BIN=target/debug/afhttp bench/throughput.py   (default: target/release/afhttp)
+3. With BENCH_BIN_BASE set to another afhttp build (e.g. main's), warm fetches of the tall
+   page with both builds, alternating: the fetch's wall time and its `capture` timing, to see
+   what a capture change saves.
+
+Usage: BENCH_BIN=target/debug/afhttp [BENCH_BIN_BASE=...] bench/throughput.py
+   (default: target/release/afhttp)
 """
 import asyncio
 import collections
@@ -37,6 +42,7 @@ from run_concurrency import cpu_s, drivers_cpu_s, group_cpu_s  # noqa: E402
 
 ROOT = http_bench.ROOT
 BIN = os.environ.get("BENCH_BIN") or http_bench.BIN
+BASE_BIN = os.environ.get("BENCH_BIN_BASE")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SHOTS = int(os.environ.get("BENCH_SHOTS", "5"))
 PARALLEL = 8
@@ -193,6 +199,18 @@ def main():
                 walls[name].append(w)
                 cpus[name].append(c)
         shot = asyncio.run(screenshot_breakdown(cdp, base + "/tall"))
+        tall = collections.defaultdict(list)
+        if BASE_BIN:
+            builds = {"this build": BIN, "base build": BASE_BIN}
+            for b in builds.values():
+                run_browser.timed([b, "fetch", base + "/tall", "--endpoint-url", endpoint, "--render", "always",
+                                   "--out", out()], env)
+            for _ in range(ROUNDS):
+                for name, b in builds.items():
+                    wall, timings = run_browser.timed_trace(
+                        [b, "fetch", base + "/tall", "--endpoint-url", endpoint, "--render", "always",
+                         "--out", out()], env)
+                    tall[name].append((wall * 1000, timings.get("capture", 0.0)))
     finally:
         host.terminate()
         host.wait(timeout=15)
@@ -252,6 +270,23 @@ different threads overlap, and tracing slows the capture somewhat).
 | traced capture, wall ms | {stages['full page'][0]:.0f} | {stages['viewport'][0]:.0f} |
 {stage_rows}
 | transfer of the full page's base64 size to the driver (a same-size string, median ms) | {transfer_ms:.0f} | |
+"""
+    if tall:
+        def build_of(path):
+            return "release" if "/release/" in path else "debug"
+        rows = "\n".join(
+            f"| {name} ({build_of(b)}, `{os.path.relpath(b, ROOT) if b.startswith(ROOT) else b}`) | "
+            f"{statistics.median(x[0] for x in tall[name]):.0f} | {statistics.median(x[1] for x in tall[name]):.0f} |"
+            for name, b in (("this build", BIN), ("base build", BASE_BIN)))
+        summary += f"""
+**The tall page's warm fetch, two builds** (default `--want`, {ROUNDS} runs each, alternating): the base
+build sends the screenshot after every other artifact's page read and writes it in `--want` order; this
+build sends it once the page reads are answered and projects the content, assembles `network.json` and
+writes the files while the browser composites and encodes.
+
+| Build | median fetch ms | median `trace.timings_ms.capture` |
+| --- | --- | --- |
+{rows}
 """
     with open(os.path.join(ROOT, "bench", "summary-throughput.md"), "w") as f:
         f.write(summary)

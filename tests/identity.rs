@@ -103,3 +103,49 @@ fn user_agent_overrides_and_a_non_chromium_agent_gets_no_client_hints() {
     assert_eq!(t["source"], "flag", "{t}");
     assert_eq!(t["client_hints"], "not_sent", "{t}");
 }
+
+/// The User-Agent header the fixture server received on `path`.
+fn received_ua(srv: &FixtureServer, path: &str) -> String {
+    srv.last_request(path)
+        .unwrap_or_else(|| panic!("no request for {path}"))
+        .header("user-agent")
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn dedicated_and_service_workers_send_the_tabs_user_agent() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let major = browser_version().split('.').next().unwrap().to_string();
+    let wait = ["--wait", "selector:#done"];
+    let run = render(&fx, &srv.url("/ready/workers"), &wait);
+    run.result();
+    let text = run.artifact_text("text_file");
+    assert!(text.contains("workers-done"), "{text}");
+    let page = received_ua(&srv, "/ready/workers");
+    assert!(!page.contains("Headless"), "{page}");
+    // The shared worker ran (workers-done) but is not the tab's: it keeps the browser's
+    // User-Agent (reference.md, "what still differs").
+    for who in ["worker", "service-worker"] {
+        let ua = received_ua(&srv, &format!("/ready/ua/{who}"));
+        assert!(!ua.contains("Headless"), "{who}: {ua}");
+        assert!(ua.contains(&format!("Chrome/{major}.")), "{who}: {ua}");
+        assert_eq!(ua, page, "{who}");
+    }
+    // --user-agent reaches the workers too.
+    let flag = "TestAgent/2.0 (afhttp worker test)";
+    let run = render(
+        &fx,
+        &srv.url("/ready/workers"),
+        &["--wait", "selector:#done", "--user-agent", flag],
+    );
+    assert!(run.artifact_text("text_file").contains("workers-done"));
+    for who in ["worker", "service-worker"] {
+        assert_eq!(
+            received_ua(&srv, &format!("/ready/ua/{who}")),
+            flag,
+            "{who}"
+        );
+    }
+}

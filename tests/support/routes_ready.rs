@@ -20,6 +20,9 @@
 //! - `/ready/identity`: `identity {json}` with navigator.userAgent, webdriver and client hints.
 //! - `/ready/stuck-image?hang=HOST`: one third-party image that never loads, so the load event
 //!   never fires; `stuck-image-page`.
+//! - `/ready/workers`: a dedicated worker, a shared worker and a service worker each fetch
+//!   `/ready/ua/{worker,shared-worker,service-worker}` (the test reads the User-Agent the
+//!   server received); `workers-done` once all three answered.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -77,6 +80,26 @@ document.getElementById('s').textContent='identity '+JSON.stringify({ua:navigato
 webdriver:navigator.webdriver,brands:d?d.brands:null,full:he?he.fullVersionList:null,\
 platform:he?he.platform:null});})();</script>";
 
+const WORKERS: &str = "<!doctype html><title>Workers</title><p id=s>workers:</p><script>\
+var seen={};function got(w){if(seen[w])return;seen[w]=1;var s=document.getElementById('s');\
+s.textContent+=' '+w;if(Object.keys(seen).length==3){var d=document.createElement('p');\
+d.id='done';d.textContent='workers-done';document.body.appendChild(d);}}\
+new Worker('/ready/worker.js').onmessage=function(){got('worker');};\
+var sh=new SharedWorker('/ready/shared-worker.js');sh.port.onmessage=function(){got('shared-worker');};\
+sh.port.start();navigator.serviceWorker.onmessage=function(){got('service-worker');};\
+navigator.serviceWorker.register('/ready/sw.js');</script>";
+
+const WORKER_JS: &str = "fetch('/ready/ua/worker').then(function(){postMessage('ok');});";
+
+const SHARED_WORKER_JS: &str = "onconnect=function(e){var p=e.ports[0];\
+fetch('/ready/ua/shared-worker').then(function(){p.postMessage('ok');});};";
+
+const SERVICE_WORKER_JS: &str = "self.addEventListener('install',function(){self.skipWaiting();});\
+self.addEventListener('activate',function(e){e.waitUntil(self.clients.claim()\
+.then(function(){return fetch('/ready/ua/service-worker');})\
+.then(function(){return self.clients.matchAll();})\
+.then(function(cs){cs.forEach(function(c){c.postMessage('ok');});}));});";
+
 /// The `/ready/*` routes, merged into the shared fixture router.
 pub fn router() -> Router {
     Router::new()
@@ -99,6 +122,14 @@ pub fn router() -> Router {
         .route("/ready/stuck-image", get(stuck_image))
         .route("/ready/identity", get(|| async { html(IDENTITY.into()) }))
         .route("/ready/api/step/{n}", get(step))
+        .route("/ready/workers", get(|| async { html(WORKERS.into()) }))
+        .route("/ready/worker.js", get(|| async { js(WORKER_JS) }))
+        .route(
+            "/ready/shared-worker.js",
+            get(|| async { js(SHARED_WORKER_JS) }),
+        )
+        .route("/ready/sw.js", get(|| async { js(SERVICE_WORKER_JS) }))
+        .route("/ready/ua/{who}", get(|| async { js("ok") }))
 }
 
 fn hang(q: &HashMap<String, String>) -> String {
@@ -153,6 +184,13 @@ async fn step(Path(n): Path<u32>) -> Resp {
 fn html(body: String) -> Resp {
     Response::builder()
         .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .body(Body::from(body))
+        .unwrap()
+}
+
+fn js(body: &'static str) -> Resp {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/javascript")
         .body(Body::from(body))
         .unwrap()
 }

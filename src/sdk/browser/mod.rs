@@ -16,9 +16,11 @@ pub mod identity;
 pub mod navigate;
 pub mod network;
 mod print;
+mod screenshot;
 pub mod session;
 pub mod settle;
 pub mod wait;
+mod workers;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -85,11 +87,18 @@ pub async fn browser_fetch(
         console: Vec::new(),
         dialogs: Vec::new(),
         downloads: Vec::new(),
+        worker_identity: None,
         changed: Arc::default(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
     let (dialog_tx, mut dialog_rx) = mpsc::unbounded_channel();
-    let collector = session::collect(events, state.clone(), paused_tx, dialog_tx);
+    let (worker_tx, mut worker_rx) = mpsc::unbounded_channel();
+    let forward = session::Forward {
+        paused: paused_tx,
+        dialogs: dialog_tx,
+        workers: worker_tx,
+    };
+    let collector = session::collect(events, state.clone(), forward);
     let run = drive(
         conn,
         &tab,
@@ -109,10 +118,13 @@ pub async fn browser_fetch(
         &mut dialog_rx,
         req.browser.dialog_accept,
     );
+    // Workers wait, paused, for the tab's identity; they are answered whenever they start.
+    let workers = workers::answer(conn, &mut worker_rx, &state);
     let run = async {
         tokio::select! {
             r = run => r,
-            () = answering => unreachable_dialog_end(),
+            () = answering => unreachable_handler_end("dialog"),
+            () = workers => unreachable_handler_end("worker"),
         }
     };
     let result = match tokio::time::timeout_at(deadline.into(), run).await {
@@ -140,11 +152,11 @@ pub async fn browser_fetch(
     result
 }
 
-/// `answer_dialogs` never resolves; this arm only satisfies the select.
-fn unreachable_dialog_end() -> Result<FetchOutcome, AfError> {
+/// `answer_dialogs` and `workers::answer` never resolve; this arm only satisfies the select.
+fn unreachable_handler_end(what: &str) -> Result<FetchOutcome, AfError> {
     Err(AfError::new(
         ErrorCode::CdpUnavailable,
-        "the dialog handler stopped",
+        format!("the {what} handler stopped"),
     ))
 }
 
@@ -211,7 +223,14 @@ async fn drive(
     enabled?;
     readiness?;
     let identity = navigate::prepare(conn, s, req, t).await?;
-    trace.set("user_agent", identity);
+    if let Some(params) = identity.worker_override {
+        // Only when the tab's identity is not the browser's own: otherwise its workers
+        // already send what the tab does.
+        lock(state).worker_identity = Some(params);
+        // A backend without worker targets keeps the tab's override alone.
+        let _ = workers::attach(conn, s, t).await;
+    }
+    trace.set("user_agent", identity.trace);
     trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();

@@ -12,16 +12,26 @@ use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody};
 
+/// The identity a tab was given.
+#[derive(Debug)]
+pub struct Prepared {
+    /// `trace.user_agent`.
+    pub trace: Value,
+    /// The override's parameters, when the tab's identity is not the browser's own: its
+    /// service and shared workers need them too.
+    pub worker_override: Option<Value>,
+}
+
 /// Install the request's headers, identity (user agent, client hints, `navigator.webdriver`)
-/// and cookies on the session; returns `trace.user_agent`.
+/// and cookies on the session.
 pub async fn prepare(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,
     t: Duration,
-) -> Result<Value, AfError> {
+) -> Result<Prepared, AfError> {
     let s = Some(session);
-    let identity_trace = identity(conn, session, req, t).await?;
+    let identity = identity(conn, session, req, t).await?;
     if !req.headers.is_empty() {
         let mut headers = Map::new();
         for h in &req.headers {
@@ -40,7 +50,7 @@ pub async fn prepare(
         conn.send(s, "Network.setCookies", json!({ "cookies": cookies }), t)
             .await?;
     }
-    Ok(identity_trace)
+    Ok(identity)
 }
 
 /// The tab's identity ([`super::identity`]): the browser's own User-Agent without its
@@ -51,7 +61,7 @@ async fn identity(
     session: &str,
     req: &FetchRequest,
     t: Duration,
-) -> Result<Value, AfError> {
+) -> Result<Prepared, AfError> {
     let s = Some(session);
     // Not every backend answers; then the tab keeps the browser's own identity.
     let version = conn
@@ -65,15 +75,20 @@ async fn identity(
         req.user_agent.as_deref(),
         brand,
     );
+    let mut worker_override = None;
     if let Some(ua) = &plan.user_agent {
         let mut params = json!({ "userAgent": ua });
         if let Some(m) = &plan.metadata {
             params["userAgentMetadata"] = m.clone();
         }
-        conn.send(s, "Emulation.setUserAgentOverride", params, t)
+        conn.send(s, "Emulation.setUserAgentOverride", params.clone(), t)
             .await?;
+        worker_override = Some(params);
     }
-    Ok(plan.trace)
+    Ok(Prepared {
+        trace: plan.trace,
+        worker_override,
+    })
 }
 
 /// One `Network.CookieParam`: host-only cookies are set by URL so they stay host-only.

@@ -44,6 +44,9 @@ pub struct PageState {
     pub dialogs: Vec<(String, String)>,
     /// Downloads the tab started (`Page.download*`).
     pub downloads: Vec<super::download::TabDownload>,
+    /// `Network.setUserAgentOverride` parameters for the tab's service and shared workers
+    /// (the tab's own override, which they do not inherit); `None` keeps theirs.
+    pub worker_identity: Option<Value>,
     /// Signalled after every folded event, so a waiter reacts at once instead of on its
     /// next poll (one permit is kept when nobody waits).
     pub changed: Arc<tokio::sync::Notify>,
@@ -251,23 +254,35 @@ pub async fn detach(conn: &CdpConnection, tab: &Tab) {
         .await;
 }
 
-/// Start the collector: it folds every session event into the state and forwards
-/// `Fetch.requestPaused` events to `paused` and `Page.javascriptDialogOpening` events to
-/// `dialogs` (after recording them), for the fetch to answer.
+/// Where the collector forwards the events the fetch answers.
+pub struct Forward {
+    /// `Fetch.requestPaused`.
+    pub paused: mpsc::UnboundedSender<Value>,
+    /// `Page.javascriptDialogOpening` (also recorded).
+    pub dialogs: mpsc::UnboundedSender<Value>,
+    /// `Target.attachedToTarget`: a worker waiting for its identity ([`super::workers`]).
+    pub workers: mpsc::UnboundedSender<Value>,
+}
+
+/// Start the collector: it folds every session event into the state and forwards the
+/// events the fetch must answer to `to`.
 pub fn collect(
     mut events: mpsc::UnboundedReceiver<CdpEvent>,
     state: Shared,
-    paused: mpsc::UnboundedSender<Value>,
-    dialogs: mpsc::UnboundedSender<Value>,
+    to: Forward,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(ev) = events.recv().await {
             if ev.method == "Fetch.requestPaused" {
-                let _ = paused.send(ev.params);
+                let _ = to.paused.send(ev.params);
+                continue;
+            }
+            if ev.method == "Target.attachedToTarget" {
+                let _ = to.workers.send(ev.params);
                 continue;
             }
             if ev.method == "Page.javascriptDialogOpening" {
-                let _ = dialogs.send(ev.params.clone());
+                let _ = to.dialogs.send(ev.params.clone());
             }
             let changed = {
                 let mut st = lock(&state);
