@@ -164,11 +164,15 @@ fn bad_ca_cert_file_is_invalid_argument() {
     let tls = TlsFixtureServer::start();
     let junk = fx.path().join("junk.pem");
     std::fs::write(&junk, "not a certificate").unwrap();
-    fx.cmd()
+    let run = fx
+        .cmd()
         .args(["fetch", &tls.url("/"), "--ca-cert"])
         .arg(&junk)
-        .run()
-        .error("invalid_argument", 1);
+        .run();
+    // The SDK names the field; the CLI adds the flag to the hint.
+    let e = run.error("invalid_argument", 1);
+    assert!(e["message"].as_str().unwrap().starts_with("ca_cert "), "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--ca-cert"), "{e}");
 }
 
 #[test]

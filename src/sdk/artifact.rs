@@ -299,7 +299,7 @@ impl Artifact {
         let mut out: Vec<Artifact> = Vec::new();
         for token in list.split(',').map(str::trim) {
             if token.is_empty() {
-                return Err(AfError::invalid("--want has an empty artifact name"));
+                return Err(AfError::invalid("want has an empty artifact name").with_field("want"));
             }
             let a = token.parse::<Artifact>()?;
             if !out.contains(&a) {

@@ -141,7 +141,8 @@ pub async fn open(
             let e = if created {
                 e
             } else {
-                AfError::invalid(format!("--tab {target_id}: cannot attach ({})", e.message))
+                AfError::invalid(format!("tab {target_id}: cannot attach ({})", e.message))
+                    .with_field("tab")
             };
             return Err(e);
         }

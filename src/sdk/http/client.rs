@@ -36,24 +36,27 @@ fn configure(transport: &TransportOptions) -> Result<reqwest::ClientBuilder, AfE
         .pool_max_idle_per_host(0);
     if let Some(proxy) = &transport.proxy_url {
         let p = reqwest::Proxy::all(proxy.as_str())
-            .map_err(|e| AfError::invalid(format!("--proxy-url: {e}")))?;
+            .map_err(|e| AfError::invalid(format!("proxy_url: {e}")).with_field("proxy_url"))?;
         builder = builder.proxy(p);
     }
     if let Some(path) = &transport.ca_cert {
         let pem = std::fs::read(path).map_err(|e| {
-            AfError::invalid(format!("--ca-cert {}: cannot read ({e})", path.display()))
+            AfError::invalid(format!("ca_cert {}: cannot read ({e})", path.display()))
+                .with_field("ca_cert")
         })?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
             AfError::invalid(format!(
-                "--ca-cert {}: not a PEM certificate ({e})",
+                "ca_cert {}: not a PEM certificate ({e})",
                 path.display()
             ))
+            .with_field("ca_cert")
         })?;
         if certs.is_empty() {
             return Err(AfError::invalid(format!(
-                "--ca-cert {}: no PEM certificate found",
+                "ca_cert {}: no PEM certificate found",
                 path.display()
-            )));
+            ))
+            .with_field("ca_cert"));
         }
         for cert in certs {
             builder = builder.add_root_certificate(cert);

@@ -268,8 +268,9 @@ async fn build_request(
     now: i64,
     send_user_credentials: bool,
 ) -> Result<(reqwest::Request, Vec<(String, String)>, Option<u64>), AfError> {
-    let m = reqwest::Method::from_bytes(method.as_bytes())
-        .map_err(|_| AfError::invalid(format!("--method {method:?} is not valid")))?;
+    let m = reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| {
+        AfError::invalid(format!("method {method:?} is not valid")).with_field("method")
+    })?;
     let mut headers = HeaderMap::new();
     let mut user_cookie: Option<String> = None;
     for h in &req.headers {
@@ -285,16 +286,19 @@ async fn build_request(
             user_cookie = Some(h.value.clone());
             continue;
         }
-        let name = HeaderName::from_bytes(h.name.as_bytes())
-            .map_err(|_| AfError::invalid(format!("--header name {:?} is not valid", h.name)))?;
+        let name = HeaderName::from_bytes(h.name.as_bytes()).map_err(|_| {
+            AfError::invalid(format!("header name {:?} is not valid", h.name)).with_field("header")
+        })?;
         let value = HeaderValue::from_str(&h.value).map_err(|_| {
-            AfError::invalid(format!("--header {}: the value is not valid", h.name))
+            AfError::invalid(format!("header {}: the value is not valid", h.name))
+                .with_field("header")
         })?;
         headers.append(name, value);
     }
     if let Some(ua) = &req.user_agent {
-        let v = HeaderValue::from_str(ua)
-            .map_err(|_| AfError::invalid("--user-agent is not a valid header value"))?;
+        let v = HeaderValue::from_str(ua).map_err(|_| {
+            AfError::invalid("user_agent is not a valid header value").with_field("user_agent")
+        })?;
         headers.insert(reqwest::header::USER_AGENT, v);
     }
     let jar_cookie = cookies.header_for(url, now);
@@ -348,7 +352,8 @@ async fn build_request(
                     FormValue::Text(t) => form.text(k.clone(), t.clone()),
                     FormValue::File(path) => {
                         let bytes = tokio::fs::read(path).await.map_err(|e| {
-                            AfError::invalid(format!("--form {k}=@{}: {e}", path.display()))
+                            AfError::invalid(format!("form {k}=@{}: {e}", path.display()))
+                                .with_field("form")
                         })?;
                         let name = path
                             .file_name()
