@@ -171,7 +171,10 @@ fn bad_ca_cert_file_is_invalid_argument() {
         .run();
     // The SDK names the field; the CLI adds the flag to the hint.
     let e = run.error("invalid_argument", 1);
-    assert!(e["message"].as_str().unwrap().starts_with("ca_cert "), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().starts_with("ca_cert "),
+        "{e}"
+    );
     assert!(e["hint"].as_str().unwrap().contains("--ca-cert"), "{e}");
 }
 

@@ -9,6 +9,7 @@ mod artifacts;
 mod bad_input;
 mod browser_fetch;
 mod browser_options;
+mod browser_request_options;
 mod cli_contract;
 mod container;
 mod container_progress;

@@ -325,13 +325,28 @@ async fn finish_attempt(
         hand_over_if_needed(slot, req, &mut outcome, trace).await?;
     }
     let cookies = if slot.jar_path(req).is_some() {
-        read_browser_cookies(conn, context, &outcome.final_url, req.timeout)
+        let mut held = read_browser_cookies(conn, context, &outcome.final_url, req.timeout)
             .await
-            .unwrap_or_default()
+            .unwrap_or_default();
+        held.retain(|c| !is_request_cookie(c, &req.cookies));
+        held
     } else {
         Vec::new()
     };
     Ok((outcome, cookies))
+}
+
+/// Whether the browser's cookie `c` is one of the fetch's own `cookies` as installed: those
+/// are sent for this fetch only and never stored, as on the HTTP path. One the page or a
+/// response changed (another value) is the site's, and is stored.
+fn is_request_cookie(c: &Cookie, own: &[Cookie]) -> bool {
+    own.iter().any(|o| {
+        o.name == c.name
+            && o.value == c.value
+            && o.domain
+                .trim_start_matches('.')
+                .eq_ignore_ascii_case(&c.domain)
+    })
 }
 
 /// `--takeover`: when the target was not reached, mint a takeover URL for the kept tab and
