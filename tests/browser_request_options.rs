@@ -118,3 +118,29 @@ fn the_response_cap_holds_in_the_browser() {
         "{r}"
     );
 }
+
+#[test]
+fn a_cookie_on_a_host_is_for_that_fetch_only() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = crate::support::HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let fetch = |extra: &[&str]| {
+        let run = fx
+            .cmd()
+            .args(["fetch", &srv.url("/cookies/echo"), "--render", "always"])
+            .args(["--want", "body", "--endpoint-url", &host.endpoint])
+            .args(extra)
+            .run();
+        assert_eq!(run.result()["render"], "browser", "{}", run.context);
+        srv.last_request("/cookies/echo")
+            .unwrap()
+            .header("cookie")
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(fetch(&["--cookie", "once=1"]).contains("once=1"));
+    // The host's browser serves other fetches: the cookie did not stay in it.
+    let next = fetch(&[]);
+    assert!(!next.contains("once=1"), "the next fetch sent {next:?}");
+    assert_eq!(host.terminate().0, 0);
+}

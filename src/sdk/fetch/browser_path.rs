@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::client::Client;
-use crate::sdk::cookies::{Cookie, SameSite};
+use crate::sdk::cookies::Cookie;
+use crate::sdk::fetch::browser_cookies::{
+    forget_request_cookies, is_request_cookie, read_browser_cookies,
+};
 use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::takeover;
@@ -333,20 +336,10 @@ async fn finish_attempt(
     } else {
         Vec::new()
     };
+    if !slot.started_inline() && context.is_none() {
+        forget_request_cookies(conn, context, req, req.timeout).await;
+    }
     Ok((outcome, cookies))
-}
-
-/// Whether the browser's cookie `c` is one of the fetch's own `cookies` as installed: those
-/// are sent for this fetch only and never stored, as on the HTTP path. One the page or a
-/// response changed (another value) is the site's, and is stored.
-fn is_request_cookie(c: &Cookie, own: &[Cookie]) -> bool {
-    own.iter().any(|o| {
-        o.name == c.name
-            && o.value == c.value
-            && o.domain
-                .trim_start_matches('.')
-                .eq_ignore_ascii_case(&c.domain)
-    })
 }
 
 /// `--takeover`: when the target was not reached, mint a takeover URL for the kept tab and
@@ -372,56 +365,4 @@ async fn hand_over_if_needed(
     }
     trace.set("takeover", facts);
     Ok(())
-}
-
-/// Cookies the browser holds that apply to `final_url`'s host (for the jar merge-back).
-async fn read_browser_cookies(
-    conn: &CdpConnection,
-    context: Option<&str>,
-    final_url: &str,
-    timeout: std::time::Duration,
-) -> Result<Vec<Cookie>, AfError> {
-    let url = url::Url::parse(final_url).map_err(|e| AfError::invalid(e.to_string()))?;
-    let host = url.host_str().unwrap_or("").to_ascii_lowercase();
-    let params = match context {
-        Some(id) => json!({"browserContextId": id}),
-        None => json!({}),
-    };
-    let v = conn
-        .send(None, "Storage.getCookies", params, timeout)
-        .await?;
-    let now = crate::sdk::cookies::now_unix();
-    Ok(v.get("cookies")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|c| from_cdp(c, now))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| crate::sdk::cookies::matching::domain_matches(&host, &c.domain))
-        .collect())
-}
-
-fn from_cdp(c: &Value, now: i64) -> Option<Cookie> {
-    let s = |k: &str| c.get(k).and_then(Value::as_str).map(String::from);
-    let raw_domain = s("domain")?;
-    let host_only = !raw_domain.starts_with('.');
-    let expires = c
-        .get("expires")
-        .and_then(Value::as_f64)
-        .filter(|e| *e > 0.0 && c.get("session") != Some(&json!(true)));
-    Some(Cookie {
-        name: s("name")?,
-        value: s("value").unwrap_or_default(),
-        domain: raw_domain.trim_start_matches('.').to_ascii_lowercase(),
-        host_only,
-        path: s("path").unwrap_or_else(|| "/".into()),
-        secure: c.get("secure").and_then(Value::as_bool).unwrap_or(false),
-        http_only: c.get("httpOnly").and_then(Value::as_bool).unwrap_or(false),
-        same_site: s("sameSite").and_then(|v| SameSite::parse(&v)),
-        expires_at_unix: expires.map(|e| e as i64),
-        created_at_unix: now,
-    })
 }

@@ -3,6 +3,7 @@
 //! The pipeline is HTTP first. It decides mechanically whether a browser is needed
 //! ([`crate::sdk::render_decision`]) and writes every artifact through [`outdir`].
 
+mod browser_cookies;
 pub mod browser_path;
 pub mod options;
 pub mod outcome;
