@@ -144,3 +144,29 @@ fn a_cookie_on_a_host_is_for_that_fetch_only() {
     assert!(!next.contains("once=1"), "the next fetch sent {next:?}");
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn retries_and_backoff_apply_to_browser_attempts() {
+    let fx = Fixture::new();
+    // Nothing listens there: every browser attempt is refused (Chromium's own retries of a
+    // dropped connection would hide a flaky server from the count).
+    let url = format!("http://127.0.0.1:{}/", crate::support::free_port());
+    let attempts = |run: &crate::support::Run| {
+        run.event["trace"]["attempts"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0)
+    };
+    let run = render(&fx, &url, "text", &["--retry", "2", "--backoff-ms", "10"]);
+    run.error("target_unreachable", 1);
+    assert_eq!(attempts(&run), 3, "{}", run.context);
+    assert_eq!(
+        run.event["trace"]["render"]["decision"], "escalate",
+        "{}",
+        run.context
+    );
+
+    let run = render(&fx, &url, "text", &[]);
+    run.error("target_unreachable", 1);
+    assert_eq!(attempts(&run), 1, "{}", run.context);
+}
