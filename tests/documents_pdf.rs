@@ -220,3 +220,20 @@ fn hostile_pdfs_end_within_the_budget() {
         assert!(run.artifact_path("body_file").ends_with("body.pdf"));
     }
 }
+
+#[test]
+fn max_pdf_pages_holds_on_the_browser_path() {
+    let srv = serve(&["long.pdf"]);
+    let fx = Fixture::new();
+    let run = crate::support::chromium::render(
+        &fx,
+        &srv.url("/long.pdf"),
+        "text,content_json",
+        &["--max-pdf-pages", "3"],
+    );
+    let r = run.result();
+    assert_eq!(r["render"], "browser", "{}", run.context);
+    let doc = run.artifact_json("content_json_file");
+    assert_eq!(doc["pages_read"].as_u64(), Some(3), "{}", run.context);
+    assert_eq!(warning_codes(r), ["document_truncated"], "{}", run.context);
+}
