@@ -104,7 +104,6 @@ pub fn run(args: McpArgs) -> Option<Event> {
                 deny_private_networks: false,
                 egress_allow: Vec::new(),
             })
-            .map(|r| r.with_egress_policy(egress.clone()))
         }),
         resolve_client: Arc::new(move || {
             if client_args.endpoint_url.is_none() && client_args.fleet.fleet.is_none() {
@@ -116,6 +115,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
         }),
         resolve_host: Arc::new(move || driver_args(&host_args).resolve().map(|(c, _)| c)),
         allow_cdp: args.allow_cdp,
+        egress: Some(egress),
         fleet,
     };
     let server = AfhttpMcp::new(config);

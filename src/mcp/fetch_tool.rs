@@ -30,6 +30,7 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         return tool_error(&e, None);
     }
     let default_want = spec.want.is_none();
+    let egress = server.config.egress.clone();
     let resolve = server.config.resolve_fetch.clone();
     let fleet = server.config.fleet.clone();
     // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both
@@ -39,6 +40,10 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
             Ok(r) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
             Ok(r) => r,
             Err(e) => return Err(Box::new((e, None))),
+        };
+        let request = match egress {
+            Some(policy) => request.with_egress_policy(policy),
+            None => request,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -51,7 +51,7 @@ async fn run_host_doc(
         (Some(c), "health") => host_health(&c).await?,
         (Some(c), _) => c.capabilities().await?,
         (None, "health") => local_health(),
-        (None, _) => local_capabilities(server.config.allow_cdp),
+        (None, _) => local_capabilities(server.config.allow_cdp, server.config.egress.as_ref()),
     };
     Ok(Event::result(which, doc, None))
 }
@@ -72,8 +72,13 @@ fn local_health() -> Value {
 }
 
 /// Planning metadata of this server when no host is configured.
-fn local_capabilities(allow_cdp: bool) -> Value {
+fn local_capabilities(allow_cdp: bool, egress: Option<&crate::sdk::egress::Policy>) -> Value {
     json!({
+        // As `host_ready` reports a host's: the policy's name and how many exceptions.
+        "egress": match egress {
+            Some(p) => json!({"enforced": true, "policy": p.name(), "allow": p.allow.len()}),
+            None => json!({"enforced": false, "reason": "off"}),
+        },
         "server": "afhttp mcp",
         "version": env!("CARGO_PKG_VERSION"),
         "host": Value::Null,

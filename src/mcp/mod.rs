@@ -60,6 +60,10 @@ pub struct McpConfig {
     pub resolve_host: ResolveHost,
     /// Whether the `cdp` tool is listed and served (`--allow-cdp`).
     pub allow_cdp: bool,
+    /// The egress policy every `fetch` obeys (set on each request after resolution: the
+    /// plain-HTTP step, and an inline browser); `None`: none (the CLI's default, which an MCP
+    /// front end should not pick). A host's `/mcp` passes the host's own policy.
+    pub egress: Option<crate::sdk::egress::Policy>,
     /// A fleet the fetches are routed over (by profile, failover for ephemeral ones) and its
     /// member connect bound; `None`: one host or local fetches.
     pub fleet: Option<(crate::sdk::fleet::Fleet, std::time::Duration)>,

@@ -44,8 +44,13 @@ fn deny_private_networks_refuses_loopback_by_name_and_ip_on_the_http_step() {
             {"call": "fetch", "args": {"url": srv.url("/static"), "render": "none"}},
             {"call": "fetch", "args": {"url": "http://[::1]:9/", "render": "none"}},
             {"call": "fetch", "args": {"url": by_name}},
+            {"call": "capabilities", "args": {}},
         ]),
     );
+    // The server says which policy its fetches obey.
+    let egress = &r["steps"][4]["structured"]["result"]["egress"];
+    assert_eq!(egress["enforced"], true, "{r}");
+    assert_eq!(egress["policy"], "deny_private", "{r}");
     // A name that resolves to loopback is refused at the resolved address.
     denied(&r, 0, "is loopback");
     denied(&r, 1, "127.0.0.1 is loopback");
