@@ -287,10 +287,8 @@ different threads overlap, and tracing slows the capture somewhat).
             f"{statistics.median(x[0] for x in tall[name]):.0f} | {statistics.median(x[1] for x in tall[name]):.0f} |"
             for name, b in (("this build", NEW_BIN), ("base build", BASE_BIN)))
         summary += f"""
-**The tall page's warm fetch, two builds** (default `--want`, {ROUNDS} runs each, alternating): the base
-build sends the screenshot after every other artifact's page read and writes it in `--want` order; this
-build sends it once the page reads are answered and projects the content, assembles `network.json` and
-writes the files while the browser composites and encodes.
+**The tall page's warm fetch, two builds** (default `--want`, {ROUNDS} runs each, alternating; what a capture
+change saves or costs).
 
 | Build | median fetch ms | median `trace.timings_ms.capture` |
 | --- | --- | --- |

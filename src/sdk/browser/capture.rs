@@ -10,7 +10,6 @@ use super::assets;
 use super::content;
 use super::eval::evaluate;
 use super::network;
-use super::screenshot;
 use super::session::{lock, Shared};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
@@ -101,7 +100,7 @@ async fn when<T>(wanted: bool, read: impl std::future::Future<Output = T>) -> Op
 
 /// A read [`capture_all`] prefetched, or `again` when there is none (an artifact it did not
 /// expect).
-pub(super) async fn prefetched_or<T>(
+async fn prefetched_or<T>(
     prefetched: &mut Option<T>,
     again: impl std::future::Future<Output = T>,
 ) -> T {
@@ -151,8 +150,7 @@ pub async fn capture_all(
     // so each sees the page as it would one after another, without a round trip each. None
     // of them changes the page.
     let wanted = |a: Artifact| want.contains(&a);
-    let content = wanted(Artifact::Content) || wanted(Artifact::ContentJson);
-    let (html, mut text, mut metrics, mut observation, mut flattened) = tokio::join!(
+    let (html, mut text, mut metrics, mut observation) = tokio::join!(
         cx.eval(assets::RENDERED_HTML, false),
         when(wanted(Artifact::Text), cx.eval(assets::BODY_TEXT, false)),
         when(wanted(Artifact::Screenshot), cx.layout_metrics()),
@@ -160,121 +158,78 @@ pub async fn capture_all(
             wanted(Artifact::Observation),
             cx.eval(assets::OBSERVATION_JS, false)
         ),
-        when(content, cx.eval(assets::FLATTEN_JS, false)),
     );
     if let Ok(Value::String(h)) = &html {
         c.rendered_html = Some(h.clone());
     }
-    // Once the page reads are answered, the screenshot (the browser's composite, readback
-    // and encode of a possibly tall surface) runs while the driver writes the other
-    // artifacts: the projection, network.json, the files. Not when a later artifact still
-    // asks the page something (a PDF, storage): a full-page capture resizes the page.
-    let overlap = wanted(Artifact::Screenshot)
-        && !want
-            .iter()
-            .any(|a| matches!(a, Artifact::Pdf | Artifact::Storage));
-    let early_metrics = if overlap { metrics.take() } else { None };
-    let shot = async {
-        match early_metrics {
-            Some(m) => Some(screenshot::take(&cx, &req.browser, m).await),
-            None => None,
-        }
-    };
     // DESIGN.md "Artifacts": the body is written whenever a main response arrived.
     let implicit_body = !want.contains(&Artifact::Body);
-    let order: Vec<Artifact> = (implicit_body && !body_written)
+    let order = (implicit_body && !body_written)
         .then_some(Artifact::Body)
-        .into_iter()
-        .chain(want.iter().copied())
-        .filter(|a| !(overlap && *a == Artifact::Screenshot))
-        .collect();
-    let rest = async {
-        for a in order {
-            let r = match a {
-                Artifact::Body => body(&cx, state, req, out, &mut c, implicit_body).await,
-                Artifact::RenderedHtml => match &html {
-                    Ok(Value::String(h)) => write(out, &mut c, a, &a.file_name(), h.as_bytes()),
-                    Ok(_) => Ok(Some(failed(a, "the page has no document"))),
-                    Err(e) => Ok(Some(failed_by(a, e))),
-                },
-                Artifact::Text => {
-                    match prefetched_or(&mut text, cx.eval(assets::BODY_TEXT, false)).await {
-                        Ok(v) => {
-                            let text = v.as_str().unwrap_or_default();
-                            let w = write(out, &mut c, a, &a.file_name(), text.as_bytes())?;
-                            Ok(w.or_else(|| text_size_warning(text)))
-                        }
-                        Err(e) => Ok(Some(failed_by(a, &e))),
+        .into_iter();
+    for a in order.chain(want.iter().copied()) {
+        let r = match a {
+            Artifact::Body => body(&cx, state, req, out, &mut c, implicit_body).await,
+            Artifact::RenderedHtml => match &html {
+                Ok(Value::String(h)) => write(out, &mut c, a, &a.file_name(), h.as_bytes()),
+                Ok(_) => Ok(Some(failed(a, "the page has no document"))),
+                Err(e) => Ok(Some(failed_by(a, e))),
+            },
+            Artifact::Text => {
+                match prefetched_or(&mut text, cx.eval(assets::BODY_TEXT, false)).await {
+                    Ok(v) => {
+                        let text = v.as_str().unwrap_or_default();
+                        let w = write(out, &mut c, a, &a.file_name(), text.as_bytes())?;
+                        Ok(w.or_else(|| text_size_warning(text)))
                     }
-                }
-                Artifact::Content | Artifact::ContentJson => {
-                    content::capture(&cx, out, &mut c, a, want, &mut flattened).await
-                }
-                Artifact::Screenshot => {
-                    let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
-                    let shot = screenshot::take(&cx, &req.browser, metrics).await;
-                    screenshot::write_shot(out, &mut c, &req.browser, shot)
-                }
-                Artifact::Pdf => super::print::pdf(&cx, out, &mut c).await,
-                Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
-                Artifact::Console => {
-                    let entries = lock(state).console.clone();
-                    let doc = json!({"schema_version": 1, "entries": entries});
-                    write(out, &mut c, a, &a.file_name(), &pretty(&doc))
-                }
-                Artifact::Observation => {
-                    let v = prefetched_or(&mut observation, cx.eval(assets::OBSERVATION_JS, false))
-                        .await;
-                    observation_file(out, &mut c, v)
-                }
-                Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
-                    Ok(v) => write(out, &mut c, a, &a.file_name(), &pretty(&v)),
                     Err(e) => Ok(Some(failed_by(a, &e))),
-                },
-            };
-            if let Some(w) = r? {
-                c.warnings.push(w);
+                }
             }
-        }
-        Ok::<(), AfError>(())
-    };
-    let (shot, rest) = tokio::join!(shot, rest);
-    rest?;
-    if let Some(shot) = shot {
-        if let Some(w) = screenshot::write_shot(out, &mut c, &req.browser, shot)? {
+            Artifact::Content | Artifact::ContentJson => {
+                content::capture(&cx, out, &mut c, a, want).await
+            }
+            Artifact::Screenshot => {
+                let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
+                screenshot(&cx, &req.browser, metrics, out, &mut c).await
+            }
+            Artifact::Pdf => super::print::pdf(&cx, out, &mut c).await,
+            Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
+            Artifact::Console => {
+                let entries = lock(state).console.clone();
+                let doc = json!({"schema_version": 1, "entries": entries});
+                write(out, &mut c, a, &a.file_name(), &pretty(&doc))
+            }
+            Artifact::Observation => {
+                match prefetched_or(&mut observation, cx.eval(assets::OBSERVATION_JS, false)).await
+                {
+                    Ok(v) => {
+                        // A titled page without controls is a plain document, not an empty capture.
+                        let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
+                            && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
+                        let w = write(out, &mut c, a, &a.file_name(), &pretty(&v))?;
+                        Ok(w.or_else(|| {
+                            empty.then(|| {
+                                Warning::artifact(
+                                    a.as_str(),
+                                    ErrorCode::ObservationEmpty,
+                                    "the page has no title and no interactive elements",
+                                )
+                            })
+                        }))
+                    }
+                    Err(e) => Ok(Some(failed_by(a, &e))),
+                }
+            }
+            Artifact::Storage => match cx.eval(assets::STORAGE_JS, true).await {
+                Ok(v) => write(out, &mut c, a, &a.file_name(), &pretty(&v)),
+                Err(e) => Ok(Some(failed_by(a, &e))),
+            },
+        };
+        if let Some(w) = r? {
             c.warnings.push(w);
         }
-        // The files in `want`'s order, as when they are written one after another.
-        let rank = |a: &Artifact| want.iter().position(|x| x == a).map_or(0, |i| i + 1);
-        c.files.sort_by_key(|(a, _)| rank(a));
     }
     Ok(c)
-}
-
-/// Write `observation.json`; a titled page without controls is a plain document, not an
-/// empty capture.
-fn observation_file(
-    out: &mut OutDir,
-    c: &mut Captured,
-    v: Result<Value, AfError>,
-) -> Result<Option<Warning>, AfError> {
-    let a = Artifact::Observation;
-    let v = match v {
-        Ok(v) => v,
-        Err(e) => return Ok(Some(failed_by(a, &e))),
-    };
-    let empty = v["nodes"].as_array().is_none_or(Vec::is_empty)
-        && v["title"].as_str().is_none_or(|t| t.trim().is_empty());
-    let w = write(out, c, a, &a.file_name(), &pretty(&v))?;
-    Ok(w.or_else(|| {
-        empty.then(|| {
-            Warning::artifact(
-                a.as_str(),
-                ErrorCode::ObservationEmpty,
-                "the page has no title and no interactive elements",
-            )
-        })
-    }))
 }
 
 /// Below this many bytes of visible text (trimmed), a rendered page's `text` gets an
@@ -420,4 +375,87 @@ async fn network(
         &Artifact::Network.file_name(),
         &pretty(&doc),
     )
+}
+
+async fn screenshot(
+    cx: &Ctx<'_>,
+    opts: &crate::sdk::fetch::BrowserOptions,
+    metrics: Result<Value, AfError>,
+    out: &mut OutDir,
+    c: &mut Captured,
+) -> Result<Option<Warning>, AfError> {
+    let a = Artifact::Screenshot;
+    let s = Some(cx.session);
+    let m = match metrics {
+        Ok(m) => m,
+        Err(e) => return Ok(Some(failed_by(a, &e))),
+    };
+    let size = if m["cssContentSize"].is_object() {
+        &m["cssContentSize"]
+    } else {
+        &m["contentSize"]
+    };
+    let width = size["width"].as_f64().unwrap_or(0.0).ceil().max(1.0);
+    let height = size["height"].as_f64().unwrap_or(0.0).ceil().max(1.0);
+    let limit = opts
+        .screenshot_max_height
+        .map_or(MAX_SCREENSHOT_HEIGHT, |h| {
+            f64::from(h).min(MAX_SCREENSHOT_HEIGHT)
+        });
+    let clipped = height > limit;
+    let captured_height = height.min(limit);
+    // A page that fits the viewport is captured as it is on screen: capturing beyond the
+    // viewport makes the browser resize, lay out and paint the page again for the same pixels.
+    let viewport = &m["cssLayoutViewport"];
+    let fits = viewport["clientWidth"]
+        .as_f64()
+        .zip(viewport["clientHeight"].as_f64())
+        .is_some_and(|(w, h)| width <= w && captured_height <= h);
+    // `optimizeForSpeed` picks faster (still lossless) PNG compression: the same pixels in a
+    // somewhat larger file, for much less of the renderer's CPU, which parallel fetches share.
+    let format = opts.screenshot_format;
+    let mut params = json!({
+        "format": format,
+        "optimizeForSpeed": true,
+        "captureBeyondViewport": !fits,
+        "clip": {"x": 0, "y": 0, "width": width, "height": captured_height, "scale": 1},
+    });
+    if let Some(q) = opts.screenshot_quality {
+        params["quality"] = json!(q);
+    }
+    let r = match cx
+        .conn
+        .send(s, "Page.captureScreenshot", params, cx.t())
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return Ok(Some(failed_by(a, &e))),
+    };
+    let png = match base64::engine::general_purpose::STANDARD
+        .decode(r["data"].as_str().unwrap_or_default())
+    {
+        Ok(b) if !b.is_empty() => b,
+        Ok(_) => return Ok(Some(failed(a, "the browser returned an empty image"))),
+        Err(e) => return Ok(Some(failed(a, format!("undecodable image: {e}")))),
+    };
+    write(out, c, a, &a.file_name_for(Some(format), None), &png)?;
+    c.screenshot = Some(json!({
+        "format": format,
+        "width": width,
+        "height": height,
+        "captured_height": captured_height,
+        "clipped": clipped,
+        "bytes": png.len(),
+    }));
+    // Clipping the user asked for is a fact in the result, not a failure.
+    let asked = opts
+        .screenshot_max_height
+        .is_some_and(|h| f64::from(h) < MAX_SCREENSHOT_HEIGHT);
+    Ok((clipped && !asked).then(|| {
+        Warning::artifact(
+            a.as_str(),
+            ErrorCode::ArtifactCaptureFailed,
+            format!("partial: the page is {height} px tall; the screenshot stops at {MAX_SCREENSHOT_HEIGHT} px"),
+        )
+    }))
 }

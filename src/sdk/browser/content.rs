@@ -7,7 +7,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::assets;
-use super::capture::{failed_by, prefetched_or, pretty, write, Captured, Ctx};
+use super::capture::{failed_by, pretty, write, Captured, Ctx};
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::request::Artifact;
@@ -17,15 +17,13 @@ fn is_content(a: &Artifact) -> bool {
 }
 
 /// Capture `content` and/or `content_json`: one flattening and one projection serve both,
-/// run when the first of the two in `want` comes up (`a`). `flattened` is the flattening
-/// [`super::capture::capture_all`] read with the other page reads, if it did.
+/// run when the first of the two in `want` comes up (`a`).
 pub(super) async fn capture(
     cx: &Ctx<'_>,
     out: &mut OutDir,
     c: &mut Captured,
     a: Artifact,
     want: &[Artifact],
-    flattened: &mut Option<Result<Value, AfError>>,
 ) -> Result<Option<Warning>, AfError> {
     if want.iter().find(|x| is_content(x)) != Some(&a) {
         return Ok(None);
@@ -36,7 +34,7 @@ pub(super) async fn capture(
             c.warnings.push(failed_by(*x, e));
         }
     };
-    let v = match prefetched_or(flattened, cx.eval(assets::FLATTEN_JS, false)).await {
+    let v = match cx.eval(assets::FLATTEN_JS, false).await {
         Ok(v) => v,
         Err(e) => {
             fail(c, &e);

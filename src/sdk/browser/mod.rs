@@ -16,7 +16,6 @@ pub mod identity;
 pub mod navigate;
 pub mod network;
 mod print;
-mod screenshot;
 pub mod session;
 pub mod settle;
 pub mod wait;
