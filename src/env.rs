@@ -60,6 +60,14 @@ pub const UPLOAD_MAX_BYTES: &str = "AFHTTP_UPLOAD_MAX_BYTES";
 pub const MAX_CLIENTS: &str = "AFHTTP_MAX_CLIENTS";
 /// `afhttp host --max-tabs`.
 pub const MAX_TABS: &str = "AFHTTP_MAX_TABS";
+/// `afhttp host --no-mcp` (a true value): serve no `/mcp`.
+pub const NO_MCP: &str = "AFHTTP_NO_MCP";
+/// `afhttp host --mcp-output-ttl` (an age: 90m, 12h, 1d).
+pub const MCP_OUTPUT_TTL: &str = "AFHTTP_MCP_OUTPUT_TTL";
+/// `afhttp host --mcp-output-max-bytes`.
+pub const MCP_OUTPUT_MAX_BYTES: &str = "AFHTTP_MCP_OUTPUT_MAX_BYTES";
+/// `afhttp host --mcp-allow-cdp` (a true value).
+pub const MCP_ALLOW_CDP: &str = "AFHTTP_MCP_ALLOW_CDP";
 /// `afhttp host --takeover-provider`.
 pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
 /// `afhttp host --takeover-quality-percent`.

@@ -100,7 +100,7 @@ fn fetch_with(spec: FetchSpec, during: Option<CrashPlan>) -> Run {
         };
         let req = spec.validate().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut out = OutDir::prepare(Some(dir.path()), "rid").unwrap();
+        let mut out = OutDir::prepare(Some(dir.path()), None, "rid").unwrap();
         let mut trace = Trace::new("rid");
         let result = browser_fetch(&conn, &req, &mut out, "rid", &mut trace).await;
         if let Some(target) = crash {

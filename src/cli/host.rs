@@ -141,6 +141,16 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     }
     opts.max_clients = args.max_clients;
     opts.max_tabs = args.max_tabs;
+    let output_ttl = crate::profile::parse_age(&args.mcp_output_ttl)
+        .map_err(|e| AfError::invalid(format!("--mcp-output-ttl: {}", e.message)))?;
+    if output_ttl.is_zero() {
+        return Err(AfError::invalid("--mcp-output-ttl must be at least 1s"));
+    }
+    opts.mcp = (!args.no_mcp).then_some(crate::host::mcp_host::McpHostOptions {
+        output_ttl,
+        output_max_bytes: args.mcp_output_max_bytes,
+        allow_cdp: args.mcp_allow_cdp,
+    });
     opts.startup_timeout = Duration::from_secs(30);
     opts.takeover = takeover;
     opts.takeover_quality_percent = args.takeover_quality_percent;

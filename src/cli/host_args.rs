@@ -97,4 +97,19 @@ pub struct HostArgs {
     /// 1 to 4096.
     #[arg(long, value_name = "N", env = env::MAX_TABS, default_value_t = crate::host::listener::config::DEFAULT_MAX_TABS)]
     pub max_tabs: usize,
+    /// Serve no `/mcp` (Streamable HTTP MCP). It is served by default, only to callers with
+    /// the bearer token (a host without a token answers 401 there).
+    #[arg(long, env = env::NO_MCP, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_mcp: bool,
+    /// How long the artifacts of a fetch made through `/mcp` are kept after their last write
+    /// (in the host's output area, $XDG_DATA_HOME/afhttp/mcp-out): 90m, 12h, 7d (also s, w).
+    #[arg(long, value_name = "AGE", env = env::MCP_OUTPUT_TTL, default_value = "24h")]
+    pub mcp_output_ttl: String,
+    /// Cap of that output area in bytes; past it the oldest fetch directories are removed
+    /// (0 = no cap).
+    #[arg(long, value_name = "BYTES", env = env::MCP_OUTPUT_MAX_BYTES, default_value_t = crate::mcp::area::DEFAULT_MAX_BYTES)]
+    pub mcp_output_max_bytes: u64,
+    /// List and serve the raw `cdp` tool on `/mcp` (it can do anything the browser can).
+    #[arg(long, env = env::MCP_ALLOW_CDP, value_parser = clap::builder::FalseyValueParser::new())]
+    pub mcp_allow_cdp: bool,
 }

@@ -11,6 +11,7 @@ pub mod inline;
 pub mod listener;
 pub(crate) mod live;
 pub mod log;
+pub mod mcp_host;
 pub mod nssdb;
 pub mod orphans;
 pub mod procs;

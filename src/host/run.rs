@@ -87,6 +87,8 @@ pub struct HostOptions {
     /// The window a crashing browser or display gets its restarts in (ten minutes; tests
     /// shorten it).
     pub restart_window: Duration,
+    /// How `/mcp` is served (`None`: it answers 404).
+    pub mcp: Option<crate::host::mcp_host::McpHostOptions>,
 }
 
 impl HostOptions {
@@ -122,6 +124,7 @@ impl HostOptions {
             egress: None,
             ephemeral_root: None,
             restart_window: RESTART_WINDOW,
+            mcp: None,
         }
     }
 }
@@ -259,13 +262,32 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         .await;
     view.record(&first);
     let product_task = view.refresh_product(&first);
-    let state = Arc::new(ListenerState::new(view.clone(), config)?);
+    let state = ListenerState::new(view.clone(), config)?;
+    #[cfg(feature = "mcp")]
+    let (state, mcp_link) = match &opts.mcp {
+        Some(mcp) => {
+            let (state, link) = crate::host::mcp_host::attach(state, mcp, opts.token.as_ref())?;
+            (state, Some(link))
+        }
+        None => (state, None),
+    };
+    let state = Arc::new(state);
     let uploads = Arc::clone(&state.uploads);
     let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let bound = listener::serve(state, async {
         let _ = listener_stop_rx.await;
     })
     .await?;
+    #[cfg(feature = "mcp")]
+    let (mcp_pruner, mcp_doc) = match &mcp_link {
+        Some(link) => {
+            let (pruner, doc) = link.bound(&bound.local)?;
+            (Some(AbortOnDrop(pruner)), doc)
+        }
+        None => (None, json!({"served": false, "reason": "off"})),
+    };
+    #[cfg(not(feature = "mcp"))]
+    let mcp_doc = json!({"served": false, "reason": "backend_unsupported"});
     if opts.wait_for_product {
         let _ = tokio::time::timeout(Duration::from_secs(3), product_task).await;
     }
@@ -296,6 +318,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
             }),
             None => json!({"provider": "off"}),
         },
+        "mcp": mcp_doc,
         "startup_ms": started.elapsed().as_millis() as u64,
         "version": crate::VERSION,
     });
@@ -320,6 +343,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     let task = tokio::spawn(async move {
         // The egress proxy lives as long as the supervisor (browser relaunches reuse it).
         let _egress = egress;
+        #[cfg(feature = "mcp")]
+        let _mcp_pruner = mcp_pruner;
         supervise(
             supervised,
             supervised_view,
@@ -337,6 +362,17 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         stop: stop_tx,
         task,
     })
+}
+
+/// Aborts a background task when dropped (the MCP output pruner ends with the host).
+#[cfg(feature = "mcp")]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+#[cfg(feature = "mcp")]
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Start the egress proxy for a Chromium-family browser. Other backends run without it

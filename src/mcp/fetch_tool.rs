@@ -26,9 +26,17 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         Ok(s) => s,
         Err(e) => return tool_error(&e, None),
     };
-    if let Err(e) = super::fetch_args::admit(&mut spec, &outputs_root()) {
+    let area = server.area.clone();
+    let out_root = match &area {
+        Some(a) => a.root().to_path_buf(),
+        None => outputs_root(),
+    };
+    if let Err(e) = super::fetch_args::admit(&mut spec, &out_root) {
         return tool_error(&e, None);
     }
+    // Held until the fetch ends, so the area's pruner spares what it writes.
+    let _in_flight = area.as_ref().map(|a| a.begin());
+    let area_root = area.as_ref().map(|a| a.root().to_path_buf());
     let default_want = spec.want.is_none();
     let egress = server.config.egress.clone();
     let resolve = server.config.resolve_fetch.clone();
@@ -36,15 +44,18 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both
     // run on a blocking thread with a runtime of their own.
     let ran = tokio::task::spawn_blocking(move || {
-        let request = match resolve(spec) {
+        let mut request = match resolve(spec) {
             Ok(r) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
             Ok(r) => r,
             Err(e) => return Err(Box::new((e, None))),
         };
-        let request = match egress {
+        request = match egress {
             Some(policy) => request.with_egress_policy(policy),
             None => request,
         };
+        if let Some(root) = area_root {
+            request = request.with_out_root(root);
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -6,12 +6,15 @@
 //! [`FetchSpec::validate`] as the CLI; where the host is comes from the front end's
 //! resolvers, so this module never reads flags or the environment.
 
+pub mod area;
 pub mod artifacts;
 pub mod browser_tools;
 pub mod entries;
 pub mod fetch_args;
 pub mod fetch_tool;
 pub mod host_tools;
+#[cfg(feature = "host")]
+pub mod http;
 pub mod resources;
 pub mod result;
 pub mod transport;
@@ -75,6 +78,10 @@ pub struct McpConfig {
 pub struct AfhttpMcp {
     config: Arc<McpConfig>,
     out_dirs: Arc<Mutex<Vec<PathBuf>>>,
+    /// A host's output area (`/mcp`): fetches write there, and `read_artifact` and
+    /// `resources/*` read anything in it. `None` (stdio): the temp output area, and only
+    /// this session's fetches are readable.
+    area: Option<Arc<area::ArtifactArea>>,
 }
 
 impl AfhttpMcp {
@@ -83,7 +90,14 @@ impl AfhttpMcp {
         AfhttpMcp {
             config: Arc::new(config),
             out_dirs: Arc::new(Mutex::new(Vec::new())),
+            area: None,
         }
+    }
+
+    /// Write every fetch into `area` and read from all of it (a host's `/mcp`).
+    pub fn with_area(mut self, area: Arc<area::ArtifactArea>) -> AfhttpMcp {
+        self.area = Some(area);
+        self
     }
 
     /// Remember a fetch's output directory so `read_artifact` may read inside it.
@@ -96,9 +110,21 @@ impl AfhttpMcp {
         }
     }
 
-    /// The output directories recorded so far.
+    /// Where reads may reach: the host's whole output area, or the output directories of
+    /// this session's fetches.
     fn known_out_dirs(&self) -> Vec<PathBuf> {
+        if let Some(area) = &self.area {
+            return vec![area.root().to_path_buf()];
+        }
         self.out_dirs.lock().map(|d| d.clone()).unwrap_or_default()
+    }
+
+    /// The output directories `resources/list` walks (newest first in an output area).
+    fn listed_out_dirs(&self) -> Vec<PathBuf> {
+        match &self.area {
+            Some(area) => area.dirs(),
+            None => self.known_out_dirs(),
+        }
     }
 }
 
@@ -208,7 +234,7 @@ impl ServerHandler for AfhttpMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let dirs = self.known_out_dirs();
+        let dirs = self.listed_out_dirs();
         Ok(ListResourcesResult::with_all_items(resources::list(&dirs)))
     }
 

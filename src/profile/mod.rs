@@ -40,7 +40,7 @@ pub use metadata::{
 };
 pub use name::{Backend, ProfileName, EPHEMERAL, MAX_NAME_LEN};
 pub use retention::{
-    cutoff, outputs_root, prune_children, RemovedEntry, RetentionOutcome, SkippedEntry,
+    cutoff, mcp_outputs_root, newest_mtime, outputs_root, prune_children, RemovedEntry, RetentionOutcome, SkippedEntry,
     DEFAULT_RETENTION,
 };
 pub use store::{

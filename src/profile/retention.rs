@@ -25,6 +25,17 @@ pub fn outputs_root() -> PathBuf {
     std::env::temp_dir().join("afhttp-out")
 }
 
+/// A host's MCP output area, `$XDG_DATA_HOME/afhttp/mcp-out` (beside the profile store):
+/// where fetches that `/mcp` triggers write, pruned by the host (time to live and size cap)
+/// and by `profile prune --outputs`.
+pub fn mcp_outputs_root() -> Result<PathBuf, AfError> {
+    let profiles = super::profiles_root()?;
+    Ok(profiles
+        .parent()
+        .map(|p| p.join("mcp-out"))
+        .unwrap_or_else(|| profiles.join("mcp-out")))
+}
+
 /// One entry removed (or, on a dry run, that would be).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct RemovedEntry {
@@ -153,7 +164,7 @@ pub fn prune_children(
 
 /// The newest modification time of `path` and everything under it (symlinks not followed;
 /// unreadable parts count as now, so doubt keeps an entry).
-fn newest_mtime(path: &Path, meta: &fs::Metadata) -> SystemTime {
+pub fn newest_mtime(path: &Path, meta: &fs::Metadata) -> SystemTime {
     let mtime = |m: &fs::Metadata| m.modified().unwrap_or_else(|_| SystemTime::now());
     let mut newest = mtime(meta);
     if !meta.is_dir() {

@@ -27,12 +27,17 @@ pub enum AuthZone {
     /// `/takeover/*`: the bearer header, or (below `/takeover/panel`) a handoff id traded
     /// for a session cookie; the query token is never accepted here.
     Takeover,
+    /// `/mcp` (Streamable HTTP MCP): the bearer header only, on a host that has a token. A
+    /// token in the query is refused even beside a valid header; a present foreign `Origin`
+    /// and a Host that is not this listener's (an IP, `localhost`, the machine's hostname or
+    /// an `--allowed-host`) are refused even with a valid token.
+    Mcp,
 }
 
 impl AuthZone {
     /// Whether `?token_secret=` is accepted in this zone.
     pub fn accepts_query_token(self) -> bool {
-        !matches!(self, AuthZone::Takeover)
+        !matches!(self, AuthZone::Takeover | AuthZone::Mcp)
     }
 }
 
@@ -77,6 +82,31 @@ impl ApiError {
         code: "forbidden_host",
         message: "requests without a bearer token must use an IP, localhost or an allowed Host",
     };
+    /// 401: `/mcp` on a host started without a token.
+    pub const MCP_NEEDS_TOKEN: ApiError = ApiError {
+        status: StatusCode::UNAUTHORIZED,
+        code: "unauthorized",
+        message: "/mcp is served only by a host with a token (--token-secret or \
+                  --token-secret-file), to a caller sending Authorization: Bearer <token>",
+    };
+    /// 401: a token in the query of an `/mcp` request (it would end up in logs).
+    pub const QUERY_TOKEN_REFUSED: ApiError = ApiError {
+        status: StatusCode::UNAUTHORIZED,
+        code: "unauthorized",
+        message: "a token in the query is never accepted here; send Authorization: Bearer <token>",
+    };
+    /// 403: an `/mcp` request from a page of another origin.
+    pub const FORBIDDEN_MCP_ORIGIN: ApiError = ApiError {
+        status: StatusCode::FORBIDDEN,
+        code: "forbidden_origin",
+        message: "requests from another Origin are refused",
+    };
+    /// 403: an `/mcp` request whose Host is not one of this listener's names.
+    pub const FORBIDDEN_MCP_HOST: ApiError = ApiError {
+        status: StatusCode::FORBIDDEN,
+        code: "forbidden_host",
+        message: "the Host must be an IP, localhost, this machine's hostname or an --allowed-host",
+    };
     /// 403: a WebSocket upgrade from a cross-site page.
     pub const FORBIDDEN_ORIGIN: ApiError = ApiError {
         status: StatusCode::FORBIDDEN,
@@ -106,6 +136,12 @@ impl ApiError {
         status: StatusCode::NOT_FOUND,
         code: "not_found",
         message: "no such download",
+    };
+    /// 404: this host serves no MCP (`--no-mcp`, or a build or host without it).
+    pub const MCP_OFF: ApiError = ApiError {
+        status: StatusCode::NOT_FOUND,
+        code: "not_found",
+        message: "this host does not serve /mcp",
     };
     /// 404: no such route.
     pub const NOT_FOUND: ApiError = ApiError {
@@ -237,6 +273,9 @@ pub fn authorize(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<Access, ApiError> {
+    if zone == AuthZone::Mcp {
+        return authorize_mcp(config, headers, query);
+    }
     let is_upgrade =
         header_str(headers, header::UPGRADE).is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
     if is_upgrade && !origin_acceptable(config, headers) {
@@ -301,6 +340,56 @@ pub async fn enforce(
         }
         Err(refusal) => refusal.into_response(),
     }
+}
+
+/// The `/mcp` rules, in order: a token must exist, none may ride in the query, the bearer
+/// header must match, then the Origin (when present) and the Host must be this listener's.
+fn authorize_mcp(
+    config: &ListenerConfig,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Access, ApiError> {
+    let Some(token) = &config.token else {
+        return Err(ApiError::MCP_NEEDS_TOKEN);
+    };
+    if query_carries_token(query, token) {
+        return Err(ApiError::QUERY_TOKEN_REFUSED);
+    }
+    let bearer = header_str(headers, header::AUTHORIZATION)
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    if !bearer.is_some_and(|candidate| token.matches(candidate)) {
+        return Err(ApiError::UNAUTHORIZED);
+    }
+    if !origin_acceptable(config, headers) {
+        return Err(ApiError::FORBIDDEN_MCP_ORIGIN);
+    }
+    let host = header_str(headers, header::HOST);
+    let own_name = host.is_some_and(|h| {
+        let name = host_name(h).trim_end_matches('.');
+        !config.machine_hostname.is_empty() && name.eq_ignore_ascii_case(&config.machine_hostname)
+    });
+    if !(own_name || host_acceptable(config, host)) {
+        return Err(ApiError::FORBIDDEN_MCP_HOST);
+    }
+    Ok(Access::Full)
+}
+
+/// Query parameter names that carry a credential by convention.
+const TOKEN_PARAMS: [&str; 5] = [
+    TOKEN_QUERY,
+    "token",
+    "access_token",
+    "auth",
+    "authorization",
+];
+
+/// Whether a query names a token parameter or carries the token itself as any value.
+fn query_carries_token(query: Option<&str>, token: &super::config::TokenSecret) -> bool {
+    let Some(query) = query else { return false };
+    url::form_urlencoded::parse(query.as_bytes()).any(|(k, v)| {
+        TOKEN_PARAMS.iter().any(|p| k.eq_ignore_ascii_case(p)) || token.matches(&v)
+    })
 }
 
 fn host_check(config: &ListenerConfig, headers: &HeaderMap) -> Result<(), ApiError> {

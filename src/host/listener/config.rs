@@ -148,6 +148,8 @@ pub struct ListenerConfig {
     /// Most page targets (tabs) at once (`--max-tabs`); a `Target.createTarget` beyond it is
     /// `host_busy`.
     pub max_tabs: usize,
+    /// This machine's hostname (read once), one of the Host names `/mcp` accepts.
+    pub machine_hostname: String,
 }
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
@@ -170,6 +172,7 @@ impl ListenerConfig {
             upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
             max_tabs: DEFAULT_MAX_TABS,
+            machine_hostname: crate::profile::this_hostname(),
         }
     }
 

@@ -21,4 +21,4 @@ pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};
 pub use routes::{router, Handler, RouteSpec, ROUTES};
 pub use serve::{serve, BoundListener};
-pub use state::{HostStatus, HostView, ListenerState, TakeoverUpstream, Upstream};
+pub use state::{HostStatus, HostView, ListenerState, McpEndpoint, TakeoverUpstream, Upstream};

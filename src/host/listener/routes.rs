@@ -46,6 +46,10 @@ pub enum Handler {
     TakeoverMint,
     /// `/takeover/panel` and below.
     TakeoverPanel,
+    /// `/mcp` (Streamable HTTP MCP).
+    Mcp,
+    /// Below `/mcp/`: nothing is served there (404 once authorized).
+    McpOther,
 }
 
 /// One route: its path, the methods it serves and the zone that protects it.
@@ -78,6 +82,9 @@ const fn route(
 
 const GET: &[&str] = &["GET"];
 const POST: &[&str] = &["POST"];
+/// What Streamable HTTP uses: POST for messages, GET for a server stream, DELETE to end a
+/// session (the transport answers the last two itself).
+const MCP_METHODS: &[&str] = &["GET", "POST", "DELETE"];
 const ANY: &[&str] = &[];
 
 /// Every route the listener serves (`/health` only while health is on). The router is built
@@ -139,6 +146,8 @@ pub const ROUTES: &[RouteSpec] = &[
         AuthZone::Takeover,
         Handler::TakeoverPanel,
     ),
+    route("/mcp", MCP_METHODS, AuthZone::Mcp, Handler::Mcp),
+    route("/mcp/{*rest}", ANY, AuthZone::Mcp, Handler::McpOther),
 ];
 
 type Shared = Arc<ListenerState>;
@@ -152,6 +161,7 @@ pub fn router(state: Arc<ListenerState>) -> Router {
         AuthZone::Control,
         AuthZone::Cdp,
         AuthZone::Takeover,
+        AuthZone::Mcp,
     ] {
         let mut sub: Router<Shared> = Router::new();
         let mut any = false;
@@ -214,6 +224,16 @@ fn method_router(spec: &RouteSpec) -> MethodRouter<Shared> {
         Handler::CdpPage => serve_with(f, proxy::cdp_page),
         Handler::TakeoverMint => serve_with(f, takeover::mint),
         Handler::TakeoverPanel => serve_with(f, takeover::panel),
+        Handler::Mcp => serve_with(f, mcp),
+        Handler::McpOther => serve_with(f, || async { ApiError::NOT_FOUND }),
+    }
+}
+
+/// `/mcp`: the host's MCP server, when it serves one.
+async fn mcp(State(state): State<Shared>, request: axum::extract::Request) -> Response {
+    match &state.mcp {
+        Some(serve) => serve(request).await,
+        None => ApiError::MCP_OFF.into_response(),
     }
 }
 
@@ -426,6 +446,8 @@ mod tests {
             );
             let expected = if spec.path.starts_with("/takeover/") {
                 AuthZone::Takeover
+            } else if spec.path == "/mcp" || spec.path.starts_with("/mcp/") {
+                AuthZone::Mcp
             } else if spec.path.starts_with("/cdp") {
                 AuthZone::Cdp
             } else if spec.path == "/health" {

@@ -91,6 +91,14 @@ pub trait HostView: Send + Sync + 'static {
     }
 }
 
+/// Serves one `/mcp` request (the MCP server's HTTP transport, built outside the listener
+/// so the listener does not depend on the MCP SDK).
+pub type McpEndpoint = Arc<
+    dyn Fn(axum::extract::Request) -> futures_util::future::BoxFuture<'static, axum::response::Response>
+        + Send
+        + Sync,
+>;
+
 /// Shared state of every route.
 pub struct ListenerState {
     /// The host's live view.
@@ -113,6 +121,8 @@ pub struct ListenerState {
     pub handoffs: super::handoff::HandoffStore,
     /// CDP client slots (`--max-clients`), taken before a `/cdp` upgrade.
     pub slots: super::caps::Slots,
+    /// The `/mcp` server (`None`: `/mcp` answers 404 once authorized).
+    pub mcp: Option<McpEndpoint>,
 }
 
 /// A request to close every proxied WebSocket.
@@ -159,7 +169,14 @@ impl ListenerState {
             uploads: Arc::default(),
             handoffs: super::handoff::HandoffStore::default(),
             slots,
+            mcp: None,
         })
+    }
+
+    /// Serve `/mcp` with `endpoint`.
+    pub fn with_mcp(mut self, endpoint: McpEndpoint) -> ListenerState {
+        self.mcp = Some(endpoint);
+        self
     }
 
     /// Close every proxied WebSocket now, telling each client `reason` in the close frame.

@@ -143,8 +143,10 @@ pub struct FetchRequest {
     pub(crate) want: Option<Vec<Artifact>>,
     /// The HTTP path's default set when `want` is `None` (`None`: the registry's, body only).
     pub(crate) http_default_want: Option<Vec<Artifact>>,
-    /// Artifact directory; `None` is `<tmp>/afhttp-out/<request_id>/`.
+    /// Artifact directory; `None` is `<out_root>/<request_id>/`.
     pub(crate) out_dir: Option<PathBuf>,
+    /// The parent of a default artifact directory (`None`: `<tmp>/afhttp-out`).
+    pub(crate) out_root: Option<PathBuf>,
     /// Cookie jar file to read and update.
     pub(crate) cookie_jar: Option<PathBuf>,
     /// Whether a persistent profile's implicit jar may be used when no `cookie_jar` is
@@ -192,6 +194,7 @@ impl FetchRequest {
             want: None,
             http_default_want: None,
             out_dir: None,
+            out_root: None,
             cookie_jar: None,
             implicit_jar: true,
             retry: 0,
@@ -244,6 +247,13 @@ impl FetchRequest {
     /// The egress policy this fetch enforces, if any.
     pub fn egress_policy(&self) -> Option<&crate::sdk::egress::Policy> {
         self.transport.egress.as_ref()
+    }
+
+    /// Put a default artifact directory (no `out`) under `root` instead of
+    /// `<tmp>/afhttp-out` (a host's MCP output area).
+    pub fn with_out_root(mut self, root: PathBuf) -> FetchRequest {
+        self.out_root = Some(root);
+        self
     }
 
     /// The bearer token for hosts this request may be routed to (a fleet's members).

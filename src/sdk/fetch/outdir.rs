@@ -17,8 +17,13 @@ pub struct OutDir {
 }
 
 impl OutDir {
-    /// Resolve `--out` (created 0700 if missing) or `<tmp>/afhttp-out/<request_id>/`.
-    pub fn prepare(out: Option<&Path>, request_id: &str) -> Result<OutDir, AfError> {
+    /// Resolve `--out` (created 0700 if missing) or `<root>/<request_id>/`, `root` being
+    /// `out_root` or `<tmp>/afhttp-out`.
+    pub fn prepare(
+        out: Option<&Path>,
+        out_root: Option<&Path>,
+        request_id: &str,
+    ) -> Result<OutDir, AfError> {
         match out {
             Some(dir) => {
                 let path = fsutil::absolute(dir);
@@ -30,7 +35,9 @@ impl OutDir {
                 })
             }
             None => {
-                let parent = std::env::temp_dir().join("afhttp-out");
+                let parent = out_root
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| std::env::temp_dir().join("afhttp-out"));
                 fsutil::ensure_owned_private_dir(&parent)?;
                 let path = parent.join(request_id);
                 fsutil::create_fresh_private_dir(&path)?;

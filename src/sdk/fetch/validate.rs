@@ -245,6 +245,7 @@ impl FetchSpec {
             want,
             http_default_want: None,
             out_dir: self.out,
+            out_root: None,
             cookie_jar,
             implicit_jar: !self.no_cookie_jar,
             retry,

@@ -1,0 +1,134 @@
+//! The host's `/mcp`: an MCP server whose fetches run on this host, through its own `/cdp`
+//! (so they take a client slot, lease tabs and switch profiles exactly as a remote driver's
+//! would), with the same `FetchSpec::validate()`. They write into the host's output area
+//! (`$XDG_DATA_HOME/afhttp/mcp-out`), which the host prunes by time to live and size.
+
+use std::time::Duration;
+
+/// How the host serves `/mcp` (`None` in [`super::run::HostOptions`]: not at all).
+#[derive(Debug, Clone)]
+pub struct McpHostOptions {
+    /// How long an output directory is kept after its last write.
+    pub output_ttl: Duration,
+    /// Cap of the whole output area in bytes (0: none); the oldest directories go first.
+    pub output_max_bytes: u64,
+    /// List and serve the `cdp` tool.
+    pub allow_cdp: bool,
+}
+
+#[cfg(feature = "mcp")]
+pub use served::{attach, McpLink};
+
+#[cfg(feature = "mcp")]
+mod served {
+    use std::sync::{Arc, OnceLock};
+
+    use serde_json::{json, Value};
+
+    use super::McpHostOptions;
+    use crate::error::{AfError, ErrorCode};
+    use crate::host::listener::{ListenerState, TokenSecret};
+    use crate::host::log::{log, Level};
+    use crate::mcp::area::{self, ArtifactArea};
+    use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
+    use crate::sdk::client::Client;
+    use crate::sdk::endpoint::Endpoint;
+    use crate::sdk::secret::Secret;
+
+    /// What the host keeps of its `/mcp` once the listener is bound.
+    pub struct McpLink {
+        own: Arc<OnceLock<Endpoint>>,
+        area: Arc<ArtifactArea>,
+        served: bool,
+    }
+
+    impl McpLink {
+        /// Point the server's fetches at the bound listener (`tcp:IP:PORT` or `unix:/path`;
+        /// a wildcard address is reached on loopback), start the pruner and describe `/mcp`
+        /// for the ready document.
+        pub fn bound(&self, local: &str) -> Result<(tokio::task::JoinHandle<()>, Value), AfError> {
+            let url = match local.strip_prefix("tcp:") {
+                Some(addr) => {
+                    let addr: std::net::SocketAddr = addr.parse().map_err(|_| {
+                        AfError::new(ErrorCode::IoError, format!("bound address {local}"))
+                    })?;
+                    let ip = match addr.ip() {
+                        ip if !ip.is_unspecified() => ip,
+                        std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                        std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+                    };
+                    format!("ws://{}", std::net::SocketAddr::new(ip, addr.port()))
+                }
+                None => local.to_string(),
+            };
+            let _ = self.own.set(Endpoint::parse(&url)?);
+            let pruner = area::spawn_pruner(Arc::clone(&self.area), |pruned| {
+                log(
+                    Level::Info,
+                    "mcp outputs pruned",
+                    json!({"removed": pruned.removed.len(), "bytes": pruned.bytes}),
+                )
+            });
+            let doc = json!({
+                "path": "/mcp",
+                "served": self.served,
+                "transport": "streamable_http",
+                "output_dir": self.area.root(),
+                "output_ttl_s": self.area.ttl().as_secs(),
+                "output_max_bytes": self.area.max_bytes(),
+            });
+            Ok((pruner, doc))
+        }
+    }
+
+    /// Give `state` an `/mcp` server per `opts`, over this host's own listener with `token`.
+    pub fn attach(
+        state: ListenerState,
+        opts: &McpHostOptions,
+        token: Option<&TokenSecret>,
+    ) -> Result<(ListenerState, McpLink), AfError> {
+        let root = crate::profile::mcp_outputs_root()?;
+        let area = Arc::new(ArtifactArea::open(
+            &root,
+            opts.output_ttl,
+            opts.output_max_bytes,
+        )?);
+        let own: Arc<OnceLock<Endpoint>> = Arc::new(OnceLock::new());
+        let token: Option<Secret> = token.map(|t| Secret::new(t.expose()));
+        let client = {
+            let own = Arc::clone(&own);
+            let token = token.clone();
+            move || -> Result<Client, AfError> {
+                let ep = own.get().cloned().ok_or_else(not_ready)?;
+                Ok(Client::new(ep).with_token(token.clone()))
+            }
+        };
+        let fetch_own = Arc::clone(&own);
+        let fetch_token = token.clone();
+        let client_for_docs = client.clone();
+        let config = McpConfig {
+            text_budget_bytes: DEFAULT_TEXT_BUDGET_TOKENS * 4,
+            image_max_bytes: DEFAULT_IMAGE_MAX_BYTES,
+            resolve_fetch: Arc::new(move |spec| {
+                let request = spec.validate()?;
+                let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
+                Ok(request.on_host(ep, fetch_token.clone(), Vec::new()))
+            }),
+            resolve_client: Arc::new(move || client_for_docs().map(Some)),
+            resolve_host: Arc::new(client),
+            allow_cdp: opts.allow_cdp,
+            fleet: None,
+        };
+        let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));
+        let served = token.is_some();
+        let state = state.with_mcp(crate::mcp::http::endpoint(server));
+        Ok((state, McpLink { own, area, served }))
+    }
+
+    fn not_ready() -> AfError {
+        AfError::new(
+            ErrorCode::CdpUnavailable,
+            "the host's listener is not bound yet",
+        )
+    }
+}
