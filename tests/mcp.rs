@@ -169,6 +169,7 @@ mod args;
 mod egress;
 mod host;
 mod install;
+mod http;
 mod paging;
 mod resources;
 

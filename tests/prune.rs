@@ -129,6 +129,30 @@ fn prune_removes_old_downloads_and_outputs_only_inside_afhttp_directories() {
 }
 
 #[test]
+fn prune_outputs_also_ages_out_a_hosts_mcp_output_area() {
+    let fx = Fixture::new();
+    let area = fx.data.join("afhttp/mcp-out");
+    for (name, days) in [("oldmcp", 9), ("newmcp", 0)] {
+        fs::create_dir_all(area.join(name)).unwrap();
+        fs::write(area.join(name).join("body.html"), b"<p>x</p>").unwrap();
+        if days > 0 {
+            age_days(&area.join(name).join("body.html"), days);
+            age_days(&area.join(name), days);
+        }
+    }
+    let run = fx.cmd().args(["profile", "prune", "--outputs"]).run();
+    let r = run.result();
+    assert_eq!(
+        paths(&r["mcp_outputs"]["removed"]),
+        [area.join("oldmcp")],
+        "{}",
+        run.context
+    );
+    assert_eq!(r["mcp_outputs"]["root"], area.to_str().unwrap());
+    assert!(!area.join("oldmcp").exists() && area.join("newmcp").exists());
+}
+
+#[test]
 fn prune_without_an_age_for_whole_profiles_is_refused() {
     let fx = Fixture::new();
     let e = fx

@@ -78,8 +78,9 @@ pub struct PruneArgs {
     /// in use included: only old files go).
     #[arg(long)]
     pub downloads: bool,
-    /// Remove default fetch output directories (<tmp>/afhttp-out/<request_id>/) last
-    /// modified before the age (directories given with --out are never touched).
+    /// Remove default fetch output directories (<tmp>/afhttp-out/<request_id>/) and a host's
+    /// MCP output directories ($XDG_DATA_HOME/afhttp/mcp-out/*/) last modified before the age
+    /// (directories given with --out outside them are never touched).
     #[arg(long)]
     pub outputs: bool,
     /// Also prune whole profiles when --downloads or --outputs is given (the default without
@@ -343,6 +344,12 @@ fn prune(args: PruneArgs) -> Result<Value, AfError> {
         let mut doc = retention_json(outcome, args.dry_run);
         doc["root"] = json!(dir);
         m.insert("outputs".into(), doc);
+        // A host's MCP output area, beside the profile store (the host prunes it too).
+        let dir = profile::mcp_outputs_root()?;
+        let outcome = profile::prune_children(&dir, cutoff, args.dry_run, true)?;
+        let mut doc = retention_json(outcome, args.dry_run);
+        doc["root"] = json!(dir);
+        m.insert("mcp_outputs".into(), doc);
     }
     Ok(Value::Object(m))
 }

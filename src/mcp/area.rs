@@ -33,6 +33,9 @@ pub struct ArtifactArea {
     pub(crate) fetched: tokio::sync::Notify,
 }
 
+/// How far before a fetch began its files may appear to have been written.
+const BUSY_MARGIN: Duration = Duration::from_secs(2);
+
 /// What one pruning pass removed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Pruned {
@@ -134,7 +137,10 @@ impl ArtifactArea {
             .in_flight
             .lock()
             .ok()
-            .and_then(|v| v.iter().map(|(_, t)| *t).min());
+            .and_then(|v| v.iter().map(|(_, t)| *t).min())
+            // File times come from a coarser clock than `SystemTime::now()`: a file written
+            // just after a fetch began may carry a slightly earlier time.
+            .map(|t| t.checked_sub(BUSY_MARGIN).unwrap_or(t));
         let mut entries: Vec<(SystemTime, u64, PathBuf, bool)> = children(&self.root)
             .into_iter()
             .filter(|(_, meta)| !meta.file_type().is_symlink())
@@ -242,7 +248,10 @@ mod tests {
         let old = out_dir(&root, "old", 100, 600);
         let mid = out_dir(&root, "mid", 100, 300);
         let new = out_dir(&root, "new", 100, 10);
-        assert_eq!(area.dirs(), [new.clone(), mid.clone(), old.clone(), expired.clone()]);
+        assert_eq!(
+            area.dirs(),
+            [new.clone(), mid.clone(), old.clone(), expired.clone()]
+        );
         let pruned = area.prune().unwrap();
         // The expired one by age, then the oldest until 200 <= 250.
         assert_eq!(pruned.removed, [expired.clone(), old.clone()]);
@@ -255,8 +264,7 @@ mod tests {
     fn the_cap_spares_what_a_fetch_in_flight_may_write() {
         let tmp = tempfile::tempdir().unwrap();
         let area = Arc::new(
-            ArtifactArea::open(&tmp.path().join("mcp-out"), Duration::from_secs(3600), 50)
-                .unwrap(),
+            ArtifactArea::open(&tmp.path().join("mcp-out"), Duration::from_secs(3600), 50).unwrap(),
         );
         let root = area.root().to_path_buf();
         let old = out_dir(&root, "old", 100, 600);

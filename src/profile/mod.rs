@@ -40,8 +40,8 @@ pub use metadata::{
 };
 pub use name::{Backend, ProfileName, EPHEMERAL, MAX_NAME_LEN};
 pub use retention::{
-    cutoff, mcp_outputs_root, newest_mtime, outputs_root, prune_children, RemovedEntry, RetentionOutcome, SkippedEntry,
-    DEFAULT_RETENTION,
+    cutoff, mcp_outputs_root, newest_mtime, outputs_root, prune_children, RemovedEntry,
+    RetentionOutcome, SkippedEntry, DEFAULT_RETENTION,
 };
 pub use store::{
     deprecated_unscoped, list_profiles, open_or_create, profiles_root, resolve, ProfileDir,

@@ -1,7 +1,9 @@
-"""Run a list of MCP steps against `afhttp mcp` over stdio with the official Python SDK.
+"""Run a list of MCP steps against `afhttp mcp` over stdio, or a host's `/mcp` over
+Streamable HTTP, with the official Python SDK.
 
 Usage: calls.py CONFIG_JSON, where CONFIG_JSON is
-  {"afhttp": BIN, "args": [...], "env": {...}, "steps": [STEP, ...]}
+  {"afhttp": BIN, "args": [...], "env": {...}, "steps": [STEP, ...]}          (stdio)
+  {"url": "http://H:P/mcp", "token": TOKEN, "steps": [STEP, ...]}             (HTTP)
 and a STEP is one of
   {"call": TOOL, "args": {...}}
   {"page": {...read_artifact args without offset...}}   (reads on until eof)
@@ -19,6 +21,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 STEP = 120  # seconds per MCP call
 
@@ -94,15 +97,26 @@ async def page(session, args):
     }
 
 
-async def main(config):
+def transport(config):
+    if "url" in config:
+        headers = {"Authorization": "Bearer " + config["token"]}
+        return streamable_http_client(
+            config["url"], http_client=create_mcp_http_client(headers=headers)
+        )
     params = StdioServerParameters(
         command=config["afhttp"], args=config.get("args", ["mcp"]), env=config.get("env", {})
     )
+    return stdio_client(params)
+
+
+async def main(config):
     report = {"steps": []}
     done = report["steps"]
-    async with stdio_client(params) as (read, write):
+    async with transport(config) as streams:
+        read, write = streams[0], streams[1]
         async with ClientSession(read, write) as session:
-            await asyncio.wait_for(session.initialize(), STEP)
+            init = await asyncio.wait_for(session.initialize(), STEP)
+            report["protocol_version"] = str(g(init, "protocol_version", "protocolVersion"))
             tools = await asyncio.wait_for(session.list_tools(), STEP)
             report["tools"] = sorted(t.name for t in tools.tools)
             report["schemas"] = {
@@ -122,7 +136,9 @@ async def main(config):
                     done.append(await page(session, step["page"]))
                 elif "read_resource" in step:
                     uri = step["read_resource"]
-                    if uri.startswith("/") and step.get("as_uri", True) and "afhttp-out" in uri:
+                    if uri.startswith("/") and step.get("as_uri", True) and (
+                        "afhttp-out" in uri or "mcp-out" in uri
+                    ):
                         uri = "file://" + uri
                     step["read_resource"] = uri
                     try:

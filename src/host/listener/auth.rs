@@ -356,7 +356,10 @@ fn authorize_mcp(
         return Err(ApiError::QUERY_TOKEN_REFUSED);
     }
     let bearer = header_str(headers, header::AUTHORIZATION)
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
         .map(str::trim);
     if !bearer.is_some_and(|candidate| token.matches(candidate)) {
         return Err(ApiError::UNAUTHORIZED);
@@ -387,9 +390,8 @@ const TOKEN_PARAMS: [&str; 5] = [
 /// Whether a query names a token parameter or carries the token itself as any value.
 fn query_carries_token(query: Option<&str>, token: &super::config::TokenSecret) -> bool {
     let Some(query) = query else { return false };
-    url::form_urlencoded::parse(query.as_bytes()).any(|(k, v)| {
-        TOKEN_PARAMS.iter().any(|p| k.eq_ignore_ascii_case(p)) || token.matches(&v)
-    })
+    url::form_urlencoded::parse(query.as_bytes())
+        .any(|(k, v)| TOKEN_PARAMS.iter().any(|p| k.eq_ignore_ascii_case(p)) || token.matches(&v))
 }
 
 fn host_check(config: &ListenerConfig, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -480,6 +482,51 @@ mod tests {
         assert_eq!(
             authorize(AuthZone::Control, &c, &wrong, Some("token_secret=tok")),
             Err(ApiError::UNAUTHORIZED)
+        );
+    }
+
+    #[test]
+    fn mcp_takes_the_bearer_header_only_and_checks_origin_and_host_with_it() {
+        let c = cfg(Some("tok"));
+        let with = |pairs: &[(&'static str, &str)], q: Option<&str>| {
+            authorize(AuthZone::Mcp, &c, &headers(pairs), q)
+        };
+        let ok = ("authorization", "Bearer tok");
+        assert_eq!(with(&[ok, ("host", "127.0.0.1:9")], None), Ok(Access::Full));
+        assert_eq!(
+            with(&[ok, ("host", "mesh.internal")], None),
+            Ok(Access::Full)
+        );
+        assert_eq!(
+            with(&[("host", "127.0.0.1:9")], Some("token_secret=tok")),
+            Err(ApiError::QUERY_TOKEN_REFUSED)
+        );
+        assert_eq!(
+            with(&[ok], Some("q=tok")),
+            Err(ApiError::QUERY_TOKEN_REFUSED)
+        );
+        assert_eq!(
+            with(&[ok, ("host", "evil.example")], None),
+            Err(ApiError::FORBIDDEN_MCP_HOST)
+        );
+        assert_eq!(
+            with(
+                &[
+                    ok,
+                    ("host", "localhost:9"),
+                    ("origin", "https://evil.example")
+                ],
+                None
+            ),
+            Err(ApiError::FORBIDDEN_MCP_ORIGIN)
+        );
+        assert_eq!(
+            with(&[("authorization", "Bearer nope")], None),
+            Err(ApiError::UNAUTHORIZED)
+        );
+        assert_eq!(
+            authorize(AuthZone::Mcp, &cfg(None), &headers(&[]), None),
+            Err(ApiError::MCP_NEEDS_TOKEN)
         );
     }
 

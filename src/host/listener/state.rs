@@ -94,7 +94,9 @@ pub trait HostView: Send + Sync + 'static {
 /// Serves one `/mcp` request (the MCP server's HTTP transport, built outside the listener
 /// so the listener does not depend on the MCP SDK).
 pub type McpEndpoint = Arc<
-    dyn Fn(axum::extract::Request) -> futures_util::future::BoxFuture<'static, axum::response::Response>
+    dyn Fn(
+            axum::extract::Request,
+        ) -> futures_util::future::BoxFuture<'static, axum::response::Response>
         + Send
         + Sync,
 >;

@@ -108,8 +108,8 @@ pub async fn fetch_with(
         Some(path) => jar::read_jar_file(path).map_err(|e| fail(e, &trace))?,
         None => jar::CookieJar::default(),
     };
-    let mut out =
-        OutDir::prepare(req.out_dir.as_deref(), req.out_root.as_deref(), &request_id).map_err(|e| fail(e, &trace))?;
+    let mut out = OutDir::prepare(req.out_dir.as_deref(), req.out_root.as_deref(), &request_id)
+        .map_err(|e| fail(e, &trace))?;
     trace.timing("setup", t0.elapsed().as_secs_f64() * 1000.0);
 
     let mut attempt: u32 = 0;
