@@ -168,8 +168,8 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
 mod args;
 mod egress;
 mod host;
-mod install;
 mod http;
+mod install;
 mod paging;
 mod resources;
 

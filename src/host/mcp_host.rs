@@ -81,11 +81,14 @@ mod served {
         }
     }
 
-    /// Give `state` an `/mcp` server per `opts`, over this host's own listener with `token`.
+    /// Give `state` an `/mcp` server per `opts`, over this host's own listener with `token`;
+    /// its fetches' plain-HTTP step obeys `egress`, the policy the host's browser runs
+    /// behind (its egress proxy), so both steps pass the same one.
     pub fn attach(
         state: ListenerState,
         opts: &McpHostOptions,
         token: Option<&TokenSecret>,
+        egress: Option<crate::sdk::egress::Policy>,
     ) -> Result<(ListenerState, McpLink), AfError> {
         let root = crate::profile::mcp_outputs_root()?;
         let area = Arc::new(ArtifactArea::open(
@@ -110,7 +113,10 @@ mod served {
             text_budget_bytes: DEFAULT_TEXT_BUDGET_TOKENS * 4,
             image_max_bytes: DEFAULT_IMAGE_MAX_BYTES,
             resolve_fetch: Arc::new(move |spec| {
-                let request = spec.validate()?;
+                let mut request = spec.validate()?;
+                if let Some(policy) = &egress {
+                    request = request.with_egress_policy(policy.clone());
+                }
                 let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
                 Ok(request.on_host(ep, fetch_token.clone(), Vec::new()))
             }),

@@ -266,7 +266,12 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     #[cfg(feature = "mcp")]
     let (state, mcp_link) = match &opts.mcp {
         Some(mcp) => {
-            let (state, link) = crate::host::mcp_host::attach(state, mcp, opts.token.as_ref())?;
+            let (state, link) = crate::host::mcp_host::attach(
+                state,
+                mcp,
+                opts.token.as_ref(),
+                opts.egress.clone(),
+            )?;
             (state, Some(link))
         }
         None => (state, None),

@@ -331,10 +331,11 @@ fn a_host_without_a_token_serves_no_mcp() {
     assert_eq!(status, 401, "{body}");
 }
 
-/// A `tools/call` of `fetch` over raw JSON-RPC (stateless: no session needed).
-fn fetch_raw(port: u16, url: &str) -> Value {
+/// A `tools/call` of `fetch` over raw JSON-RPC (stateless: no session needed); the result
+/// (`isError`, `structuredContent`, ...).
+fn call_fetch(port: u16, args: Value) -> Value {
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "fetch", "arguments": {"url": url, "render": "none"}}});
+        "params": {"name": "fetch", "arguments": args}});
     let bearer = format!("Authorization: Bearer {TOKEN}");
     let (status, body) = post(
         port,
@@ -345,8 +346,14 @@ fn fetch_raw(port: u16, url: &str) -> Value {
     );
     assert_eq!(status, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(v["result"]["isError"], false, "{v}");
-    v["result"]["structuredContent"]["result"].clone()
+    v["result"].clone()
+}
+
+/// A plain-HTTP fetch of `url` through `/mcp` that must succeed; its result event.
+fn fetch_raw(port: u16, url: &str) -> Value {
+    let r = call_fetch(port, json!({"url": url, "render": "none"}));
+    assert_eq!(r["isError"], false, "{r}");
+    r["structuredContent"]["result"].clone()
 }
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -398,5 +405,45 @@ fn the_hosts_output_area_is_pruned_by_age_and_by_size() {
     assert!(
         std::fs::read_dir(&second).unwrap().next().is_some(),
         "the newest fetch is kept whole: {second:?}"
+    );
+}
+
+/// The host's egress policy covers `/mcp` fetches on both steps: the plain-HTTP step in the
+/// host process (every redirect hop) and the host browser behind its egress proxy. All on
+/// loopback: 127.0.0.1 is allowed by `--egress-allow`, the fixture on 127.0.0.2 is private.
+#[test]
+fn the_hosts_egress_policy_applies_to_mcp_fetches_on_the_http_and_the_browser_step() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let private = FixtureServer::start_on("127.0.0.2");
+    let (host, port) = start_host(
+        &fx,
+        &["--deny-private-networks", "--egress-allow", "127.0.0.1"],
+    );
+    assert_eq!(host.ready["egress"]["enforced"], true, "{}", host.ready);
+    let hop = srv.url(&format!("/redirect/abs?to={}", private.url("/static")));
+    let denied = |args: Value| {
+        let r = call_fetch(port, args.clone());
+        assert_eq!(r["isError"], true, "{args}: {r}");
+        let err = &r["structuredContent"]["error"];
+        assert_eq!(err["code"], "egress_denied", "{args}: {r}");
+        assert!(
+            err["message"].as_str().unwrap().contains("127.0.0.2"),
+            "{r}"
+        );
+    };
+    assert_eq!(fetch_raw(port, &srv.url("/static"))["status"], 200);
+    denied(json!({"url": hop, "render": "none"}));
+    denied(json!({"url": private.url("/static"), "render": "none"}));
+    denied(json!({"url": hop, "render": "always", "want": "body"}));
+    let browser = call_fetch(
+        port,
+        json!({"url": srv.url("/static"), "render": "always", "want": "body"}),
+    );
+    assert_eq!(browser["isError"], false, "{browser}");
+    assert_eq!(
+        private.hits("/static"),
+        0,
+        "the private fixture was reached"
     );
 }

@@ -82,9 +82,9 @@ const fn route(
 
 const GET: &[&str] = &["GET"];
 const POST: &[&str] = &["POST"];
-/// What Streamable HTTP uses: POST for messages, GET for a server stream, DELETE to end a
-/// session (the transport answers the last two itself).
-const MCP_METHODS: &[&str] = &["GET", "POST", "DELETE"];
+/// What stateless Streamable HTTP uses: POST for messages, and GET for a server stream
+/// (the transport answers 405: there is none). No sessions, so no DELETE to end one.
+const MCP_METHODS: &[&str] = &["GET", "POST"];
 const ANY: &[&str] = &[];
 
 /// Every route the listener serves (`/health` only while health is on). The router is built
