@@ -113,10 +113,7 @@ mod served {
             text_budget_bytes: DEFAULT_TEXT_BUDGET_TOKENS * 4,
             image_max_bytes: DEFAULT_IMAGE_MAX_BYTES,
             resolve_fetch: Arc::new(move |spec| {
-                let mut request = spec.validate()?;
-                if let Some(policy) = &egress {
-                    request = request.with_egress_policy(policy.clone());
-                }
+                let request = spec.validate()?;
                 let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
                 Ok(request.on_host(ep, fetch_token.clone(), Vec::new()))
             }),
@@ -124,6 +121,7 @@ mod served {
             resolve_host: Arc::new(client),
             allow_cdp: opts.allow_cdp,
             fleet: None,
+            egress,
         };
         let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));
         let served = token.is_some();
