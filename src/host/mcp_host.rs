@@ -89,13 +89,15 @@ mod served {
         opts: &McpHostOptions,
         token: Option<&TokenSecret>,
         egress: Option<crate::sdk::egress::Policy>,
-    ) -> Result<(ListenerState, McpLink), AfError> {
-        let root = crate::profile::mcp_outputs_root()?;
-        let area = Arc::new(ArtifactArea::open(
-            &root,
-            opts.output_ttl,
-            opts.output_max_bytes,
-        )?);
+    ) -> (ListenerState, Result<McpLink, AfError>) {
+        // No usable output area (no data directory, a foreign one): the host still starts,
+        // without `/mcp`, and says why in its ready document.
+        let opened = crate::profile::mcp_outputs_root()
+            .and_then(|root| ArtifactArea::open(&root, opts.output_ttl, opts.output_max_bytes));
+        let area = match opened {
+            Ok(area) => Arc::new(area),
+            Err(e) => return (state, Err(e)),
+        };
         let own: Arc<OnceLock<Endpoint>> = Arc::new(OnceLock::new());
         let token: Option<Secret> = token.map(|t| Secret::new(t.expose()));
         let client = {
@@ -126,7 +128,7 @@ mod served {
         let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));
         let served = token.is_some();
         let state = state.with_mcp(crate::mcp::http::endpoint(server));
-        Ok((state, McpLink { own, area, served }))
+        (state, Ok(McpLink { own, area, served }))
     }
 
     fn not_ready() -> AfError {

@@ -266,12 +266,8 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     #[cfg(feature = "mcp")]
     let (state, mcp_link) = match &opts.mcp {
         Some(mcp) => {
-            let (state, link) = crate::host::mcp_host::attach(
-                state,
-                mcp,
-                opts.token.as_ref(),
-                opts.egress.clone(),
-            )?;
+            let (state, link) =
+                crate::host::mcp_host::attach(state, mcp, opts.token.as_ref(), opts.egress.clone());
             (state, Some(link))
         }
         None => (state, None),
@@ -285,9 +281,18 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     .await?;
     #[cfg(feature = "mcp")]
     let (mcp_pruner, mcp_doc) = match &mcp_link {
-        Some(link) => {
+        Some(Ok(link)) => {
             let (pruner, doc) = link.bound(&bound.local)?;
             (Some(AbortOnDrop(pruner)), doc)
+        }
+        Some(Err(e)) => {
+            log(
+                Level::Warn,
+                "/mcp is off: its output area cannot be used",
+                json!({"code": e.code.as_str(), "error": e.message}),
+            );
+            let doc = json!({"served": false, "reason": e.code.as_str(), "message": e.message});
+            (None, doc)
         }
         None => (None, json!({"served": false, "reason": "off"})),
     };

@@ -447,3 +447,24 @@ fn the_hosts_egress_policy_applies_to_mcp_fetches_on_the_http_and_the_browser_st
         "the private fixture was reached"
     );
 }
+
+/// An output area that cannot be used (here a file where its directory should be) does not
+/// stop the host: it starts without `/mcp` and its ready document says why.
+#[test]
+fn a_host_whose_output_area_is_unusable_starts_without_mcp() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.data.join("afhttp")).unwrap();
+    std::fs::write(fx.data.join("afhttp/mcp-out"), b"not a directory").unwrap();
+    let (host, port) = start_host(&fx, &[]);
+    assert_eq!(host.ready["mcp"]["served"], false, "{}", host.ready);
+    assert!(
+        host.ready["mcp"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("mcp-out")),
+        "{}",
+        host.ready
+    );
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    let (status, _) = post(port, "/mcp", &format!("127.0.0.1:{port}"), &[&bearer], INIT);
+    assert_eq!(status, 404);
+}
