@@ -218,21 +218,43 @@ fn inline_browser_goes_through_an_https_proxy() {
     );
     main_document_entry(&run, &url);
 
-    // Credentials over https:// cannot be chained by the host's loopback proxy: refused out
-    // loud, naming the field and the path, rather than sent without them.
-    let with_credentials = proxy.url().replacen("https://", "https://agent:pw@", 1);
+    // With credentials the browser goes through the host's loopback proxy, which speaks TLS
+    // to the https:// proxy (trusting --ca-cert) and authenticates; the password stays out
+    // of the event and network.json, and a wrong one is not let through.
+    let authed = HttpProxy::start_tls_with_auth("agent", "s3cret-pw");
+    let authed_ca = authed.ca_pem_path().display().to_string();
+    let with_credentials = authed
+        .url()
+        .replacen("https://", "https://agent:s3cret-pw@", 1);
     let run = render(
         &fx,
         &url,
-        &["--proxy-url", &with_credentials, "--ca-cert", &ca],
+        &["--proxy-url", &with_credentials, "--ca-cert", &authed_ca],
     );
-    let e = run.error("invalid_argument", 1);
-    let message = e["message"].as_str().unwrap();
+    assert_eq!(run.result()["status"], 200, "{}", run.context);
     assert!(
-        message.contains("proxy_url") && message.contains("browser"),
-        "{e}"
+        authed
+            .seen_targets()
+            .iter()
+            .any(|t| t.contains(&port) && t.contains("/static")),
+        "the authenticating https proxy did not see the browser's request: {:?}",
+        authed.seen_targets()
     );
-    assert!(e["hint"].as_str().is_some_and(|h| !h.is_empty()), "{e}");
+    main_document_entry(&run, &url);
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains("s3cret-pw"), "the password leaked: {out}");
+    }
+    assert!(
+        !run.artifact_text("network_file").contains("s3cret-pw"),
+        "the password is in network.json"
+    );
+    let wrong = authed.url().replacen("https://", "https://agent:wrong@", 1);
+    let run = render(&fx, &url, &["--proxy-url", &wrong, "--ca-cert", &authed_ca]);
+    assert_ne!(
+        run.event["result"]["status"], 200,
+        "a wrong password was let through: {}",
+        run.context
+    );
 }
 
 #[test]

@@ -55,11 +55,11 @@ impl InlineHost {
             // which enforces the fetch's policy and chains to its proxy, if any (whose own
             // address passes the policy first).
             if let Some(proxy) = &transport.proxy_url {
-                check_chainable(proxy)?;
                 let port = proxy.port_or_known_default().unwrap_or(1080);
                 crate::sdk::egress::check_host(policy, proxy.host_str().unwrap_or_default(), port)
                     .await?;
                 opts.proxy_url = Some(proxy.as_str().to_string());
+                opts.proxy_ca = transport.ca_cert.clone();
             }
             opts.egress = Some(policy.clone());
         } else if let Some(proxy) = &transport.proxy_url {
@@ -67,9 +67,9 @@ impl InlineHost {
                 // Chromium sends no credentials from --proxy-server (and never authenticates
                 // to a SOCKS5 proxy): the browser goes through the host's loopback proxy
                 // (the egress proxy, default policy), which chains to this one with them.
-                check_chainable(proxy)?;
                 opts.egress = Some(crate::host::egress::Policy::default());
                 opts.proxy_url = Some(proxy.as_str().to_string());
+                opts.proxy_ca = transport.ca_cert.clone();
             } else {
                 opts.proxy_url = Some(browser_proxy(proxy));
             }
@@ -136,21 +136,6 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
 /// Whether a proxy URL carries a user name or password.
 fn has_credentials(proxy: &url::Url) -> bool {
     !proxy.username().is_empty() || proxy.password().is_some()
-}
-
-/// A proxy with credentials is reached through the host's loopback proxy, which chains to
-/// `http://`, `socks5://` and `socks5h://` only.
-fn check_chainable(proxy: &url::Url) -> Result<(), AfError> {
-    if matches!(proxy.scheme(), "http" | "socks5" | "socks5h") {
-        return Ok(());
-    }
-    Err(AfError::invalid(format!(
-        "proxy_url over {}:// cannot carry the inline browser's traffic behind its loopback \
-         proxy (which credentials and an egress policy need)",
-        proxy.scheme()
-    ))
-    .with_field("proxy_url")
-    .with_hint("use an http:// or socks5:// proxy for browser fetches, or --render none to stay on the HTTP path"))
 }
 
 /// The `proxy_url` (without credentials) as Chromium's `--proxy-server` takes it; `socks5h`

@@ -48,6 +48,9 @@ pub struct HostOptions {
     pub health_public_minimal: bool,
     /// Browser proxy.
     pub proxy_url: Option<String>,
+    /// A CA (PEM) that may sign an `https://` `proxy_url`'s certificate when the egress
+    /// proxy chains to it (an inline browser's `--ca-cert`).
+    pub proxy_ca: Option<PathBuf>,
     /// `--engine-env`.
     pub engine_env: Vec<(String, String)>,
     /// `--browser-arg`.
@@ -104,6 +107,7 @@ impl HostOptions {
             health: true,
             health_public_minimal: false,
             proxy_url: None,
+            proxy_ca: None,
             engine_env: Vec::new(),
             browser_args: Vec::new(),
             allowed_hosts: Vec::new(),
@@ -405,9 +409,13 @@ async fn start_egress(
         }
         return Ok(None);
     }
-    crate::host::egress::start(policy.clone(), opts.proxy_url.as_deref())
-        .await
-        .map(Some)
+    crate::host::egress::start(
+        policy.clone(),
+        opts.proxy_url.as_deref(),
+        opts.proxy_ca.as_deref(),
+    )
+    .await
+    .map(Some)
 }
 
 /// The driver-facing URL for a bound listener.

@@ -52,11 +52,24 @@ impl HttpProxy {
     /// Starts an open `https://` proxy: TLS with a fresh test CA ([`Self::ca_pem_path`]),
     /// then the same forwarding and CONNECT inside.
     pub fn start_tls() -> HttpProxy {
+        Self::start_tls_state(ProxyState::default())
+    }
+
+    /// [`Self::start_tls`], requiring credentials like [`Self::start_with_auth`].
+    pub fn start_tls_with_auth(user: &str, pass: &str) -> HttpProxy {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+        Self::start_tls_state(ProxyState {
+            auth: Some(format!("Basic {token}")),
+            ..ProxyState::default()
+        })
+    }
+
+    fn start_tls_state(state: ProxyState) -> HttpProxy {
         let pki = super::tls::generate_pki();
         let dir = tempfile::tempdir().unwrap();
         let ca_path = dir.path().join("proxy-ca.pem");
         std::fs::write(&ca_path, &pki.ca_pem).unwrap();
-        let mut proxy = Self::spawn_with(ProxyState::default(), Some(super::tls::acceptor(&pki)));
+        let mut proxy = Self::spawn_with(state, Some(super::tls::acceptor(&pki)));
         proxy.tls = Some((dir, ca_path));
         proxy
     }

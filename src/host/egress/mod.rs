@@ -52,9 +52,16 @@ impl Drop for EgressProxy {
 }
 
 /// Start the proxy on a free loopback port, enforcing `policy` and chaining to `upstream`
-/// (a `--proxy-url`: `http://`, `socks5://` or `socks5h://`; `https://` is refused).
-pub async fn start(policy: Policy, upstream: Option<&str>) -> Result<EgressProxy, AfError> {
-    let upstream = upstream.map(Upstream::parse).transpose()?;
+/// (a `--proxy-url`: `http://`, `https://`, `socks5://` or `socks5h://`; an `https://`
+/// proxy's certificate may also be signed by `upstream_ca`, a PEM file).
+pub async fn start(
+    policy: Policy,
+    upstream: Option<&str>,
+    upstream_ca: Option<&std::path::Path>,
+) -> Result<EgressProxy, AfError> {
+    let upstream = upstream
+        .map(|u| Upstream::parse(u, upstream_ca))
+        .transpose()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| AfError::io("cannot start the egress proxy", &e))?;

@@ -17,7 +17,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::upstream::{Dest, Upstream};
+use super::upstream::{Dest, ProxyStream, Upstream};
 use super::{EGRESS_DETAIL_HEADER, EGRESS_HEADER, REMOTE_ADDRESS_HEADER};
 use crate::host::log::{log, Level};
 use crate::sdk::egress::Policy;
@@ -96,7 +96,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     };
     if req.method() == Method::CONNECT {
         let stream = match connect(shared, &target).await {
-            Ok(s) => s,
+            Ok((s, _)) => s,
             Err(e) => return unreachable(&target, &e),
         };
         tokio::spawn(async move {
@@ -191,19 +191,24 @@ async fn check(shared: &Shared, host: String, port: u16) -> Result<Target, Respo
     })
 }
 
-/// A byte stream to the target: directly at a checked address, or through the upstream.
-async fn connect(shared: &Shared, target: &Target) -> std::io::Result<TcpStream> {
-    let stream = match &shared.upstream {
+/// A byte stream to the target: directly at a checked address (whose `ip:port` comes
+/// with it), or through the upstream.
+async fn connect(
+    shared: &Shared,
+    target: &Target,
+) -> std::io::Result<(ProxyStream, Option<SocketAddr>)> {
+    match &shared.upstream {
         None => {
             let direct = TcpStream::connect(target.addrs.as_slice());
-            tokio::time::timeout(CONNECT_TIMEOUT, direct)
+            let stream = tokio::time::timeout(CONNECT_TIMEOUT, direct)
                 .await
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+            let _ = stream.set_nodelay(true);
+            let server = stream.peer_addr().ok();
+            Ok((Box::new(stream), server))
         }
-        Some(up) => up.tunnel(&dest(target)).await,
-    }?;
-    let _ = stream.set_nodelay(true);
-    Ok(stream)
+        Some(up) => Ok((up.tunnel(&dest(target)).await?, None)),
+    }
 }
 
 fn dest(target: &Target) -> Dest<'_> {
@@ -227,9 +232,7 @@ async fn forward(shared: &Shared, target: &Target, req: Request<Incoming>) -> Re
             }
         }
         match &shared.upstream {
-            Some(up) => up.connect_proxy().await.inspect(|s| {
-                let _ = s.set_nodelay(true);
-            }),
+            Some(up) => up.connect_proxy().await.map(|s| (s, None)),
             None => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
     } else {
@@ -251,15 +254,11 @@ async fn forward(shared: &Shared, target: &Target, req: Request<Incoming>) -> Re
         }
         connect(shared, target).await
     };
-    let stream = match stream {
-        Ok(s) => s,
-        Err(e) => return unreachable(target, &e),
-    };
     // Connected directly, the proxy knows the server's address, which the browser (seeing
     // only the proxy) cannot report; it is passed on for network.json's `remote_address`.
-    let server = match shared.upstream {
-        None => stream.peer_addr().ok(),
-        Some(_) => None,
+    let (stream, server) = match stream {
+        Ok(s) => s,
+        Err(e) => return unreachable(target, &e),
     };
     let exchange = async {
         let (mut sender, conn) =

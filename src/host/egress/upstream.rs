@@ -1,26 +1,45 @@
 //! Chaining the egress proxy to a `--proxy-url`: an HTTP proxy (CONNECT, or absolute-form
-//! requests) or a SOCKS5 proxy.
+//! requests), the same over TLS (`https://`), or a SOCKS5 proxy.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::error::AfError;
+
+/// A byte stream to the proxy or through it: plain TCP, or TLS to an `https://` proxy.
+pub(super) trait ProxyIo: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> ProxyIo for T {}
+/// An owned [`ProxyIo`].
+pub(super) type ProxyStream = Box<dyn ProxyIo>;
+
+/// TLS to an `https://` proxy: its name and the roots it is checked against.
+#[derive(Clone)]
+pub struct ProxyTls {
+    name: ServerName<'static>,
+    config: Arc<ClientConfig>,
+}
 
 /// How long reaching the upstream proxy and its answer may take.
 const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The proxy the egress proxy forwards through.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Upstream {
-    /// `http://[user:pass@]host:port`.
+    /// `http://[user:pass@]host:port`, or `https://` (then `tls` is set).
     Http {
         /// `host:port` of the proxy.
         authority: String,
         /// `Basic …` credentials from the URL's userinfo.
         auth: Option<String>,
+        /// TLS to the proxy itself, for `https://`.
+        tls: Option<ProxyTls>,
     },
     /// `socks5://` (names resolved here) or `socks5h://` (names resolved by the proxy).
     Socks5 {
@@ -37,6 +56,11 @@ impl std::fmt::Debug for Upstream {
     // Never print credentials.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Upstream::Http {
+                authority,
+                tls: Some(_),
+                ..
+            } => write!(f, "Https({authority})"),
             Upstream::Http { authority, .. } => write!(f, "Http({authority})"),
             Upstream::Socks5 { authority, .. } => write!(f, "Socks5({authority})"),
         }
@@ -51,8 +75,10 @@ pub(super) enum Dest<'a> {
 }
 
 impl Upstream {
-    /// Parse a `--proxy-url` for chaining.
-    pub fn parse(raw: &str) -> Result<Upstream, AfError> {
+    /// Parse a `--proxy-url` for chaining; an `https://` proxy's certificate is checked
+    /// against the web roots, the system store and `extra_ca` (a PEM file, the fetch's
+    /// `--ca-cert`).
+    pub fn parse(raw: &str, extra_ca: Option<&Path>) -> Result<Upstream, AfError> {
         let url = crate::sdk::fetch::options::parse_proxy_url(raw)?;
         let host = url.host_str().unwrap_or_default();
         let creds = (!url.username().is_empty()).then(|| {
@@ -61,15 +87,25 @@ impl Upstream {
                 percent_decode(url.password().unwrap_or_default()),
             )
         });
+        let basic = |(u, p): (String, String)| {
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
+            )
+        };
         match url.scheme() {
             "http" => Ok(Upstream::Http {
                 authority: format!("{host}:{}", url.port().unwrap_or(80)),
-                auth: creds.map(|(u, p)| {
-                    format!(
-                        "Basic {}",
-                        base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
-                    )
-                }),
+                auth: creds.map(basic),
+                tls: None,
+            }),
+            "https" => Ok(Upstream::Http {
+                authority: format!("{host}:{}", url.port().unwrap_or(443)),
+                auth: creds.map(basic),
+                tls: Some(proxy_tls(
+                    host.trim_start_matches('[').trim_end_matches(']'),
+                    extra_ca,
+                )?),
             }),
             "socks5" | "socks5h" => Ok(Upstream::Socks5 {
                 authority: format!("{host}:{}", url.port().unwrap_or(1080)),
@@ -79,7 +115,9 @@ impl Upstream {
             other => Err(AfError::invalid(format!(
                 "--proxy-url {other}:// cannot be chained behind the egress policy"
             ))
-            .with_hint("use an http:// or socks5:// proxy, or run without --egress-policy")),
+            .with_hint(
+                "use an http://, https:// or socks5:// proxy, or run without --egress-policy",
+            )),
         }
     }
 
@@ -102,16 +140,28 @@ impl Upstream {
         }
     }
 
-    /// A connection to the proxy itself.
-    pub(super) async fn connect_proxy(&self) -> std::io::Result<TcpStream> {
-        let authority = match self {
-            Upstream::Http { authority, .. } | Upstream::Socks5 { authority, .. } => authority,
+    /// A connection to the proxy itself (TLS already done for an `https://` proxy).
+    pub(super) async fn connect_proxy(&self) -> std::io::Result<ProxyStream> {
+        let (authority, tls) = match self {
+            Upstream::Http { authority, tls, .. } => (authority, tls.as_ref()),
+            Upstream::Socks5 { authority, .. } => (authority, None),
         };
-        timed(TcpStream::connect(authority.as_str())).await
+        let tcp = timed(TcpStream::connect(authority.as_str())).await?;
+        // Small request/response heads: no Nagle delay towards the proxy either.
+        let _ = tcp.set_nodelay(true);
+        match tls {
+            None => Ok(Box::new(tcp)),
+            Some(t) => {
+                let connector = tokio_rustls::TlsConnector::from(t.config.clone());
+                Ok(Box::new(
+                    timed(connector.connect(t.name.clone(), tcp)).await?,
+                ))
+            }
+        }
     }
 
     /// A byte stream to `dest` through the proxy (HTTP CONNECT, or SOCKS5 CONNECT).
-    pub(super) async fn tunnel(&self, dest: &Dest<'_>) -> std::io::Result<TcpStream> {
+    pub(super) async fn tunnel(&self, dest: &Dest<'_>) -> std::io::Result<ProxyStream> {
         let mut s = self.connect_proxy().await?;
         match self {
             Upstream::Http { auth, .. } => {
@@ -138,6 +188,45 @@ impl Upstream {
         }
         Ok(s)
     }
+}
+
+/// The TLS configuration for an `https://` proxy named `host`.
+fn proxy_tls(host: &str, extra_ca: Option<&Path>) -> Result<ProxyTls, AfError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let name = ServerName::try_from(host.to_string()).map_err(|e| {
+        AfError::invalid(format!(
+            "proxy_url host {host:?} is not a TLS server name: {e}"
+        ))
+        .with_field("proxy_url")
+    })?;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    // Unreadable system certificates are skipped, as a browser would.
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    if let Some(path) = extra_ca {
+        let bad = |e: &dyn std::fmt::Display| {
+            AfError::invalid(format!("ca_cert {}: {e}", path.display())).with_field("ca_cert")
+        };
+        let certs = CertificateDer::pem_file_iter(path)
+            .map_err(|e| bad(&e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(&e))?;
+        let (added, _) = roots.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(bad(&"no certificate in the file"));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| AfError::invalid(format!("TLS to the proxy: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(ProxyTls {
+        name,
+        config: Arc::new(config),
+    })
 }
 
 /// Decode `%XX` escapes (userinfo as the URL parser keeps it).
@@ -176,7 +265,7 @@ fn refused(why: &str) -> std::io::Error {
 
 /// Read an HTTP response head byte by byte (nothing past it may be consumed: the tunnel's
 /// first bytes follow).
-async fn read_head(s: &mut TcpStream) -> std::io::Result<String> {
+async fn read_head(s: &mut ProxyStream) -> std::io::Result<String> {
     let mut head = Vec::new();
     while !head.ends_with(b"\r\n\r\n") {
         if head.len() > 16 * 1024 {
@@ -189,7 +278,7 @@ async fn read_head(s: &mut TcpStream) -> std::io::Result<String> {
 
 /// The SOCKS5 handshake (RFC 1928, RFC 1929 for username/password) and CONNECT.
 async fn socks5(
-    s: &mut TcpStream,
+    s: &mut ProxyStream,
     auth: Option<&(String, String)>,
     dest: &Dest<'_>,
 ) -> std::io::Result<()> {
@@ -264,15 +353,24 @@ mod tests {
 
     #[test]
     fn parses_and_hides_credentials() {
-        let u = Upstream::parse("http://alice:s%40cret@proxy.lan:3128").unwrap();
+        let u = Upstream::parse("http://alice:s%40cret@proxy.lan:3128", None).unwrap();
         assert_eq!(format!("{u:?}"), "Http(proxy.lan:3128)");
         let expected = base64::engine::general_purpose::STANDARD.encode("alice:s@cret");
         assert_eq!(u.http_auth(), Some(format!("Basic {expected}").as_str()));
         assert!(u.resolves_names());
-        let s = Upstream::parse("socks5://127.0.0.1").unwrap();
+        let s = Upstream::parse("socks5://127.0.0.1", None).unwrap();
         assert_eq!(format!("{s:?}"), "Socks5(127.0.0.1:1080)");
         assert!(!s.resolves_names());
-        assert!(Upstream::parse("socks5h://h:1").unwrap().resolves_names());
-        assert!(Upstream::parse("https://h:1").is_err());
+        assert!(Upstream::parse("socks5h://h:1", None)
+            .unwrap()
+            .resolves_names());
+        let t = Upstream::parse("https://bob:pw@proxy.lan", None).unwrap();
+        assert_eq!(format!("{t:?}"), "Https(proxy.lan:443)");
+        assert!(t.http_auth().is_some_and(|a| a.starts_with("Basic ")));
+        assert!(Upstream::parse("ftp://h:1", None).is_err());
+        let e = Upstream::parse("https://h:1", Some(Path::new("/nonexistent/ca.pem")))
+            .err()
+            .unwrap();
+        assert_eq!(e.field.as_deref(), Some("ca_cert"));
     }
 }
