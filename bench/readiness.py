@@ -126,8 +126,8 @@ def main():
     summary = f"""## Settled-page readiness (issue 14)
 
 Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, 1-min load average {load_start:.1f} at the start and
-{os.getloadavg()[0]:.1f} at the end; the machine was shared with other developers building and running
-Chromium tests, which inflates every case), Debian Chromium, the {binary} afhttp binary, {RUNS} runs per case,
+{os.getloadavg()[0]:.1f} at the end: other work on the machine
+inflates every case), Debian Chromium, the {binary} afhttp binary, {RUNS} runs per case,
 alternating. `afhttp fetch --render always` with the default `--want` and `--wait auto` on one warm `afhttp host`
 vs `bench/raw_cdp.py` in its networkidle mode (new tab, navigate, load, 800 ms with no request in flight,
 outerHTML, innerText, full-page PNG, close) on the same host's `/cdp`. Both are whole processes per fetch.
