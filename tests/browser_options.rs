@@ -54,13 +54,29 @@ fn inline_browser_goes_through_the_proxy() {
     assert_eq!(run.result()["render"], "browser", "{}", run.context);
     assert_eq!(run.result()["status"], 200, "{}", run.context);
     let port = port_of(&srv);
+    assert_saw_static(&proxy, &port, "proxy");
+}
+
+/// `proxy` saw the browser's request for `/static` on the fixture's `port`.
+fn assert_saw_static(proxy: &HttpProxy, port: &str, which: &str) {
     assert!(
         proxy
             .seen_targets()
             .iter()
-            .any(|t| t.contains(&port) && t.contains("/static")),
-        "the proxy did not see the browser's request: {:?}",
+            .any(|t| t.contains(port) && t.contains("/static")),
+        "the {which} did not see the browser's request: {:?}",
         proxy.seen_targets()
+    );
+}
+
+/// `password` is in neither the output nor `network.json`.
+fn assert_no_password(run: &crate::support::Run, password: &str) {
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains(password), "the password leaked: {out}");
+    }
+    assert!(
+        !run.artifact_text("network_file").contains(password),
+        "the password is in network.json"
     );
 }
 
@@ -94,22 +110,8 @@ fn inline_browser_sends_proxy_credentials() {
     assert_eq!(run.result()["render"], "browser", "{}", run.context);
     assert_eq!(run.result()["status"], 200, "{}", run.context);
     let port = port_of(&srv);
-    assert!(
-        proxy
-            .seen_targets()
-            .iter()
-            .any(|t| t.contains(&port) && t.contains("/static")),
-        "the proxy did not see the browser's request: {:?}",
-        proxy.seen_targets()
-    );
-    for out in [&run.stdout, &run.stderr] {
-        assert!(!out.contains(password), "the password leaked: {out}");
-    }
-    let network = std::fs::read_to_string(run.result()["network_file"].as_str().unwrap()).unwrap();
-    assert!(
-        !network.contains(password),
-        "the password is in network.json"
-    );
+    assert_saw_static(&proxy, &port, "proxy");
+    assert_no_password(&run, password);
 
     // The wrong password is not let through.
     let run = render(
@@ -208,14 +210,7 @@ fn inline_browser_goes_through_an_https_proxy() {
     assert_eq!(run.result()["render"], "browser", "{}", run.context);
     assert_eq!(run.result()["status"], 200, "{}", run.context);
     let port = port_of(&srv);
-    assert!(
-        proxy
-            .seen_targets()
-            .iter()
-            .any(|t| t.contains(&port) && t.contains("/static")),
-        "the https proxy did not see the browser's request: {:?}",
-        proxy.seen_targets()
-    );
+    assert_saw_static(&proxy, &port, "https proxy");
     main_document_entry(&run, &url);
 
     // With credentials the browser goes through the host's loopback proxy, which speaks TLS
@@ -232,22 +227,9 @@ fn inline_browser_goes_through_an_https_proxy() {
         &["--proxy-url", &with_credentials, "--ca-cert", &authed_ca],
     );
     assert_eq!(run.result()["status"], 200, "{}", run.context);
-    assert!(
-        authed
-            .seen_targets()
-            .iter()
-            .any(|t| t.contains(&port) && t.contains("/static")),
-        "the authenticating https proxy did not see the browser's request: {:?}",
-        authed.seen_targets()
-    );
+    assert_saw_static(&authed, &port, "authenticating https proxy");
     main_document_entry(&run, &url);
-    for out in [&run.stdout, &run.stderr] {
-        assert!(!out.contains("s3cret-pw"), "the password leaked: {out}");
-    }
-    assert!(
-        !run.artifact_text("network_file").contains("s3cret-pw"),
-        "the password is in network.json"
-    );
+    assert_no_password(&run, "s3cret-pw");
     let wrong = authed.url().replacen("https://", "https://agent:wrong@", 1);
     let run = render(&fx, &url, &["--proxy-url", &wrong, "--ca-cert", &authed_ca]);
     assert_ne!(

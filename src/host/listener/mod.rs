@@ -10,6 +10,7 @@ pub mod caps;
 pub mod config;
 pub mod handoff;
 pub mod proxy;
+mod request_facts;
 pub mod routes;
 pub mod serve;
 pub mod state;
