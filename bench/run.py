@@ -146,7 +146,8 @@ def write_doc():
               "`bench/takeover.py` for the takeover display, `bench/documents.sh` for PDF text and `--want pdf`, "
               "`bench/fleet.sh` for the fleet on Docker Swarm, `bench/mcp_stdio.py` for MCP, "
               "`bench/readiness.py` for settled-page readiness, `bench/throughput.py` for parallel throughput against "
-              "the raw-CDP baseline and the screenshot's cost, `bench/fuzz.sh` for fuzzing), except the container "
+              "the raw-CDP baseline and the screenshot's cost, `bench/real_pages.py` and `bench/mcp_peers.py` for the "
+              "real-world corpus pages (run by hand: see their sections), `bench/fuzz.sh` for fuzzing), except the container "
               "section, which comes from the container test runs; each section lives in its `bench/summary-*.md` "
               "and raw samples are in `bench/runs/`.\n"
               "Speed targets are checked here, never by timed tests.\n\n")
@@ -155,7 +156,7 @@ def write_doc():
     order = ["summary-http.md", "summary-browser.md", "summary-concurrency.md", "summary-observation.md",
              "summary-soak.md", "summary-takeover.md", "summary-documents.md", "summary-fuzz.md",
              "summary-container.md", "summary-fleet.md", "summary-ci.md", "summary-mcp.md",
-             "summary-readiness.md", "summary-throughput.md"]
+             "summary-readiness.md", "summary-throughput.md", "summary-real-pages.md", "summary-mcp-peers.md"]
     found = sorted(n for n in os.listdir(os.path.join(ROOT, "bench")) if n.startswith("summary-") and n.endswith(".md"))
     for name in [n for n in order if n in found] + [n for n in found if n not in order]:
         with open(os.path.join(ROOT, "bench", name)) as f:

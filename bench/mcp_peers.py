@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""MCP web readers side by side on the corpus pages (issue 24): what each hands the model,
+in o200k_base tokens, and how much of the page's main text that carries.
+
+Servers, each driven over stdio by the official Python MCP client (`mcp`) in one run, page by
+page in turn, against the corpus pages served from 127.0.0.1 (bench/corpus_words.py):
+- `afhttp` -- `afhttp mcp`, tool `fetch {url}` (default render auto): the first answer's text
+  is counted (what a continuation would add is recorded beside it: the rest of content.md);
+- `baseline` -- the same with --baseline-afhttp (an older binary, for before/after);
+- `afhttp-browser` -- `fetch {url, render: always}` (opt in with --servers);
+- `fetch` -- the MCP project's reference server `mcp-server-fetch` (PyPI, pinned in
+  bench/peers/requirements.txt, in its own venv, with the Readability.js it uses when Node is
+  present; started with --allow-private-ips, the only way it reads loopback), read to the end:
+  every `start_index` continuation it asks for is followed and all answers are counted.
+
+Tokens: js-tiktoken's bundled o200k_base (bench/tokens.py). Recall: words of 4+ letters of
+expected.html found in the text the model read (bench/corpus_words.py). Also checks afhttp's
+own token estimate (bytes / 4, `--text-budget-tokens`) against the tokenizer.
+
+All of it runs in a private network namespace (bench/netns_world.py, third parties refused),
+so nothing leaves loopback even when a fetch escalates to a browser.
+
+Setup: bench/peers_setup.sh (pip + npm, pinned). Usage (root):
+  python3 bench/mcp_peers.py ../shared/corpus [--afhttp BIN] [--baseline-afhttp BIN]
+      [--servers afhttp,fetch[,afhttp-browser]] [--pages a,b] [--call-timeout-s 90]
+Writes bench/summary-mcp-peers.md (docs/benchmarks.md is rebuilt), bench/mcp-peers.csv and
+bench/runs/<stamp>-mcp-peers.json.
+"""
+import argparse
+import asyncio
+import contextlib
+import csv
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import corpus_words as cw  # noqa: E402
+import netns_world  # noqa: E402
+import tokens as tok  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+DEFAULT_BIN = os.path.join(ROOT, "target", "release", "afhttp")
+VENV = os.environ.get("AFHTTP_BENCH_VENV", "/var/tmp/afhttp-bench-peers-venv")
+CONTINUE_RE = re.compile(r"Call the fetch tool with a start_index of (\d+)")
+AFHTTP_CUT_RE = re.compile(r"--- cut at the text budget after (\d+) of (\d+) bytes")
+
+
+def args_of(argv):
+    a = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    a.add_argument("corpus")
+    a.add_argument("--afhttp", default=DEFAULT_BIN)
+    a.add_argument("--baseline-afhttp")
+    a.add_argument("--servers", default="afhttp,fetch", help="afhttp, fetch, afhttp-browser (baseline is added "
+                   "by --baseline-afhttp)")
+    a.add_argument("--afhttp-mcp-arg", action="append", default=[], help="extra argument for `afhttp mcp`")
+    a.add_argument("--pages")
+    a.add_argument("--call-timeout-s", type=float, default=90.0, help="deadline of one tool call")
+    a.add_argument("--no-doc", action="store_true")
+    a.add_argument("--result", help=argparse.SUPPRESS)
+    return a.parse_args(argv)
+
+
+def server_table(opts, env):
+    """name -> (command, args, tool-argument builder)."""
+    from mcp import StdioServerParameters
+    table = {}
+    servers = opts.servers.split(",")
+    if opts.baseline_afhttp:
+        servers.insert(1, "baseline")
+    for name in servers:
+        if name in ("afhttp", "baseline", "afhttp-browser"):
+            binary = opts.baseline_afhttp if name == "baseline" else opts.afhttp
+            extra = {"render": "always"} if name == "afhttp-browser" else {}
+            table[name] = (StdioServerParameters(command=binary, args=["mcp", *opts.afhttp_mcp_arg], env=env),
+                           extra)
+        elif name == "fetch":
+            exe = os.path.join(VENV, "bin", "mcp-server-fetch")
+            if not os.path.exists(exe):
+                raise SystemExit(f"{exe} is missing: run bench/peers_setup.sh")
+            table[name] = (StdioServerParameters(command=exe, args=["--allow-private-ips"], env=env), {})
+        else:
+            raise SystemExit(f"unknown server {name}")
+    return table
+
+
+def texts_of(result):
+    """(text the model reads, resource-link lines, images) of a CallToolResult."""
+    texts, links, images = [], [], 0
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "resource_link":
+            links.append(f"{block.name} {block.uri}")
+        elif kind == "image":
+            images += 1
+    return "\n".join(texts), "\n".join(links), images
+
+
+async def call(session, args, timeout):
+    t = time.perf_counter()
+    res = await asyncio.wait_for(session.call_tool("fetch", args), timeout)
+    return res, round((time.perf_counter() - t) * 1000)
+
+
+async def afhttp_page(session, url, extra, page, counter, timeout):
+    res, ms = await call(session, {"url": url, **extra}, timeout)
+    text, links, images = texts_of(res)
+    rec = {"wall_ms": ms, "calls": 1, "error": bool(res.is_error)}
+    rec.update(first_chars=len(text), first_bytes=len(text.encode()), first_tokens=counter.count(text),
+               tokens=counter.count(text), chars=len(text), recall=page.recall(text),
+               link_tokens=counter.count(links) if links else 0, images=images,
+               estimate=len(text.encode()) // 4)
+    sc = res.structured_content or {}
+    content_file = ((sc.get("result") or {}) if isinstance(sc, dict) else {}).get("content_file")
+    if content_file and os.path.exists(content_file):
+        whole = cw.read_text(content_file)
+        rec.update(content_bytes=len(whole.encode()), content_tokens=counter.count(whole),
+                   content_estimate=len(whole.encode()) // 4, content_recall=page.recall(whole))
+        cut = AFHTTP_CUT_RE.search(text)
+        rec["cut"] = bool(cut)
+        if cut:
+            rest = whole.encode()[int(cut.group(1)):].decode("utf-8", "replace")
+            rec["continuation_tokens"] = counter.count(rest)
+    return rec
+
+
+async def fetch_page(session, url, extra, page, counter, timeout):
+    answers, calls, wall, start = [], 0, 0, 0
+    while calls < 300:
+        res, ms = await call(session, {"url": url, **({"start_index": start} if start else {}), **extra}, timeout)
+        calls += 1
+        wall += ms
+        text, _, _ = texts_of(res)
+        answers.append(text)
+        m = CONTINUE_RE.search(text)
+        if res.is_error or not m:
+            break
+        start = int(m.group(1))
+    joined = "\n".join(answers)
+    return {"wall_ms": wall, "calls": calls, "error": bool(res.is_error), "first_chars": len(answers[0]),
+            "first_tokens": counter.count(answers[0]), "tokens": sum(counter.count(a) for a in answers),
+            "chars": sum(len(a) for a in answers), "recall": page.recall(joined),
+            "max_answer_chars": max(len(a) for a in answers)}
+
+
+async def measure(opts):
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    pages = cw.load_pages(opts.corpus, opts.pages.split(",") if opts.pages else None)
+    world = netns_world.World()
+    world.condition("refused")
+    srv, base = cw.serve(pages)
+    scratch = tempfile.mkdtemp(prefix="afhttp-bench-peers-")
+    env = dict(os.environ, AFHTTP_LOG="off", TMPDIR=scratch, XDG_DATA_HOME=scratch, HOME=scratch)
+    if os.geteuid() == 0:
+        env["AFHTTP_NO_SANDBOX"] = "1"
+    counter = tok.Tokenizer()
+    table = server_table(opts, env)
+    records = []
+    load = {"start": os.getloadavg()}
+    async with contextlib.AsyncExitStack() as stack:
+        sessions = {}
+        errlog = stack.enter_context(open(os.path.join(scratch, "servers.stderr"), "w"))
+        for name, (params, _) in table.items():
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            sessions[name] = session
+        for i, page in enumerate(pages):
+            url = f"{base}/{page.name}/"
+            names = list(table) if i % 2 == 0 else list(reversed(table))
+            for name in names:
+                _, extra = table[name]
+                run = fetch_page if name == "fetch" else afhttp_page
+                try:
+                    rec = await run(sessions[name], url, extra, page, counter, opts.call_timeout_s)
+                except (asyncio.TimeoutError, Exception) as e:  # one page's failure is a record, not the end
+                    rec = {"error": True, "failure": f"{type(e).__name__}: {e}"[:300], "tokens": None, "recall": None}
+                rec.update(page=page.name, server=name)
+                records.append(rec)
+                print(f"{name:15} {page.name:40} tokens {rec.get('tokens')} recall "
+                      f"{None if rec.get('recall') is None else round(rec['recall'], 3)} calls {rec.get('calls')}",
+                      flush=True)
+    counter.close()
+    srv.shutdown()
+    load["end"] = os.getloadavg()
+    return {"records": records, "load": load, "servers": list(table), "binaries": {
+        "afhttp": opts.afhttp, "baseline": opts.baseline_afhttp}, "mcp_args": opts.afhttp_mcp_arg,
+        "fetch_version": fetch_version()}
+
+
+def fetch_version():
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "peers", "requirements.txt")) as f:
+            return next((line.strip() for line in f if line.startswith("mcp-server-fetch==")), "?")
+    except OSError:
+        return "?"
+
+
+def q(values, p):
+    v = [x for x in values if x is not None]
+    if not v:
+        return None
+    return statistics.median(v) if p == 0.5 else cw.quantile(v, p)
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "-"
+    return f"{x:,.{digits}f}"
+
+
+def server_rows(data):
+    rows = []
+    for name in data["servers"]:
+        recs = [r for r in data["records"] if r["server"] == name]
+        ok = [r for r in recs if r.get("tokens") is not None]
+        per_k = [r["recall"] / (r["tokens"] / 1000) for r in ok if r.get("recall") is not None and r["tokens"]]
+        rows.append({
+            "server": name, "pages": len(recs), "answered": sum(not r.get("error") for r in recs),
+            "tok_med": q([r["tokens"] for r in ok], 0.5), "tok_p90": q([r["tokens"] for r in ok], 0.9),
+            "chr_med": q([r["chars"] for r in ok], 0.5), "chr_p90": q([r["chars"] for r in ok], 0.9),
+            "share09": sum((r.get("recall") or 0) >= 0.9 for r in recs) / len(recs) if recs else 0,
+            "recall_med": q([r.get("recall") for r in ok], 0.5),
+            "per_k": q(per_k, 0.5),
+            "per_k_total": (sum(r.get("recall") or 0 for r in ok) / (sum(r["tokens"] for r in ok) / 1000))
+            if ok and sum(r["tokens"] for r in ok) else None,
+            "over50k": sum((r.get("first_chars") or 0) > 50_000 for r in recs),
+            "over10kt": sum((r.get("first_tokens") or 0) > 10_000 for r in recs),
+            "over25kt": sum((r.get("first_tokens") or 0) > 25_000 for r in recs),
+            "calls_max": max((r.get("calls") or 0) for r in recs) if recs else 0,
+        })
+    return rows
+
+
+def estimator_lines(data, server):
+    """afhttp's bytes/4 estimate against o200k on the first answers and on whole content.md."""
+    out = []
+    for label, est, real, size in (("first answer", "estimate", "first_tokens", "first_bytes"),
+                                   ("whole content.md", "content_estimate", "content_tokens", "content_bytes")):
+        recs = [r for r in data["records"] if r["server"] == server and r.get(real) and r.get(est) is not None]
+        if not recs:
+            continue
+        ratios = sorted((r[est] / r[real], r) for r in recs)
+        under = [x for x in ratios if x[0] < 1]
+        worst_ratio, worst = ratios[0]
+        min_bpt = min(r[size] / r[real] for r in recs)
+        out.append(f"| {server} | {label} | {len(recs)} | {ratios[0][0]:.2f} | {cw.quantile([x[0] for x in ratios], 0.1):.2f} | "
+                   f"{statistics.median(x[0] for x in ratios):.2f} | {ratios[-1][0]:.2f} | {len(under)} | "
+                   f"{worst['page']}: {worst[est]:,} est. vs {worst[real]:,} real ({(1 - worst_ratio) * 100:.0f}% under) | "
+                   f"{min_bpt:.2f} |")
+    return out
+
+
+def write_outputs(data, stamp):
+    recs = data["records"]
+    cols = ["page", "server", "error", "calls", "wall_ms", "tokens", "chars", "recall", "first_tokens", "first_chars",
+            "estimate", "cut", "continuation_tokens", "content_tokens", "content_recall", "link_tokens", "images",
+            "failure"]
+    with open(os.path.join(ROOT, "bench", "mcp-peers.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in recs:
+            w.writerow([f"{r[c]:.3f}" if isinstance(r.get(c), float) else r.get(c, "") for c in cols])
+    rows = server_rows(data)
+    table = "\n".join(
+        f"| {r['server']} | {r['answered']}/{r['pages']} | {fmt(r['tok_med'])} / {fmt(r['tok_p90'])} | "
+        f"{fmt(r['chr_med'])} / {fmt(r['chr_p90'])} | {r['share09'] * 100:.1f}% | {fmt(r['recall_med'], 3)} | "
+        f"{fmt(r['per_k'], 2)} ({fmt(r['per_k_total'], 2)}) | {r['over50k']} | {r['over10kt']} / {r['over25kt']} | "
+        f"{r['calls_max']} |" for r in rows)
+    est = []
+    for s in data["servers"]:
+        if s != "fetch":
+            est += estimator_lines(data, s)
+    cont = [r for r in recs if r["server"] == "afhttp" and r.get("cut")]
+    cont_line = (f"{len(cont)} of {sum(r['server'] == 'afhttp' for r in recs)} first answers of `afhttp` were cut at the "
+                 f"budget; reading on would add a median of {fmt(q([r.get('continuation_tokens') for r in cont], 0.5))} "
+                 f"tokens (max {fmt(max((r.get('continuation_tokens') or 0) for r in cont))}), and whole content.md reaches "
+                 f"recall ≥ 0.9 on {sum((r.get('content_recall') or 0) >= 0.9 for r in recs if r['server'] == 'afhttp')} pages."
+                 if cont else "No first answer of `afhttp` was cut at the budget.")
+    ld = data["load"]
+    bins = data["binaries"]
+    summary = f"""## MCP web readers on real pages (issue 24)
+
+Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, shared with other sessions: 1-min load average
+{ld['start'][0]:.1f} at the start, {ld['end'][0]:.1f} at the end). `bench/mcp_peers.py` on the
+{len({r['page'] for r in recs})} pages of `shared/corpus/pages`, served from 127.0.0.1 inside a private network namespace
+(third-party hosts refused); every server driven over stdio by the official Python MCP client in the same run, page by page
+in turn. `afhttp` = `afhttp mcp` (`{bins['afhttp']}`{' ' + ' '.join(data['mcp_args']) if data['mcp_args'] else ''}), tool `fetch {{url}}`,
+first answer only{f"; `baseline` = the same with `{bins['baseline']}`" if bins.get('baseline') else ''}; `afhttp-browser` = `fetch {{url, render: always}}`;
+`fetch` = `{data['fetch_version']}` with Readability.js (Node present), read to the end through its `start_index`
+continuations (default `max_length` 5,000 characters per answer). Tokens: o200k_base (js-tiktoken's bundled ranks) of the
+text content the model reads (resource links and images not counted; `link_tokens` in the CSV has the links' lines).
+Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus_words.py`).
+
+| server | answered | tokens median / p90 | characters median / p90 | recall ≥ 0.9 | median recall | recall per 1,000 tokens: median of pages (all pages pooled) | first answer > 50,000 chars | first answer > 10,000 / 25,000 tokens | most calls for one page |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{table}
+
+{cont_line}
+
+afhttp's token estimate (bytes / 4, what `--text-budget-tokens` counts) against o200k_base, per page (ratio = estimate / real;
+below 1 undercounts; the last column is the smallest bytes per real token seen, so `bytes / N` with N at most that never
+undercounted here):
+
+| server | text | pages | min ratio | p10 | median | max | pages undercounted | worst undercount | min bytes per token |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{chr(10).join(est)}
+
+Page by page: `bench/mcp-peers.csv`; everything: `bench/runs/{stamp}-mcp-peers.json`.
+"""
+    with open(os.path.join(ROOT, "bench", "summary-mcp-peers.md"), "w") as f:
+        f.write(summary)
+    print(summary)
+    import run as http_bench
+    http_bench.write_doc()
+
+
+def main():
+    opts = args_of(sys.argv[1:])
+    if not netns_world.inside():
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        result = os.path.join(ROOT, "bench", "runs", f"{stamp}-mcp-peers.json")
+        os.makedirs(os.path.dirname(result), exist_ok=True)
+        code = netns_world.enter([sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--result", result],
+                                 deadline_s=3 * 3600)
+        if code != 0:
+            raise SystemExit(code)
+        with open(result) as f:
+            data = json.load(f)
+        if not opts.no_doc:
+            write_outputs(data, stamp)
+        return
+    data = asyncio.run(measure(opts))
+    with open(opts.result, "w") as f:
+        json.dump(data, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
