@@ -41,8 +41,20 @@ fn jpeg_and_webp_screenshots_with_a_height_cap() {
         assert_eq!(s["captured_height"], 1000.0, "{r}");
         assert!(s["height"].as_f64().unwrap() >= 5000.0, "{r}");
         assert_eq!(s["bytes"], bytes.len(), "{r}");
-        // A cap the user asked for is not a failed capture.
-        assert!(r["warnings"].as_array().unwrap().is_empty(), "{r}");
+        // A cap the user asked for is not a failed capture. (Readiness warnings such as
+        // network_not_idle for a late favicon may appear on a loaded machine: not this test's.)
+        let screenshot_warnings: Vec<_> = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| {
+                w["artifact"] == "screenshot"
+                    || w["code"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("artifact_"))
+            })
+            .collect();
+        assert!(screenshot_warnings.is_empty(), "{r}");
     }
     // The default stays the full-page PNG.
     let run = shot(&fx, &url, &[]);
