@@ -55,6 +55,10 @@ command -v kubernetes-validate >/dev/null 2>&1 || python3 -m pip install -q kube
 [ -d tests/playwright/node_modules/playwright-core ] || npm ci --prefix tests/playwright --no-audit --no-fund --silent
 # The official MCP TypeScript SDK: the second client that drives `afhttp mcp` (tests/mcp.rs).
 [ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] || npm ci --prefix tests/mcp --no-audit --no-fund --silent
+# The real coding agents whose `mcp list` reads what `afhttp mcp install` writes
+# (tests/mcp/agents.rs): Claude Code and Codex, pinned; about 800 MB of native binaries.
+[ -x tests/mcp/agents/node_modules/.bin/claude ] && [ -x tests/mcp/agents/node_modules/.bin/codex ] \
+  || npm ci --prefix tests/mcp/agents --no-audit --no-fund --silent
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

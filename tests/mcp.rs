@@ -165,6 +165,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
     assert_eq!(r["health"], "ok", "{r}");
 }
 
+mod agents;
 mod args;
 mod egress;
 mod host;
