@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -49,6 +50,16 @@ import tokens as tok  # noqa: E402
 ROOT = os.path.dirname(HERE)
 DEFAULT_BIN = os.path.join(ROOT, "target", "release", "afhttp")
 VENV = os.environ.get("AFHTTP_BENCH_VENV", "/var/tmp/afhttp-bench-peers-venv")
+PEERS_JS = os.path.join(HERE, "peers", "browsers")
+CHROMIUM = os.environ.get("AFHTTP_BENCH_CHROMIUM", "/usr/bin/chromium")
+# name -> (bin, args, (navigate tool, its URL argument, extra args), snapshot tool)
+BROWSER_PEERS = {
+    "playwright": ("playwright-mcp", ["--headless", "--isolated", "--no-sandbox", "--executable-path", CHROMIUM],
+                   ("browser_navigate", "url", {}), ("browser_snapshot", {})),
+    "chrome-devtools": ("chrome-devtools-mcp", ["--headless", "--isolated", "--executablePath", CHROMIUM,
+                                                "--usageStatistics", "false", "--chromeArg=--no-sandbox"],
+                        ("navigate_page", "url", {"type": "url", "pageId": 1}), ("take_snapshot", {"pageId": 1})),
+}
 CONTINUE_RE = re.compile(r"Call the fetch tool with a start_index of (\d+)")
 AFHTTP_CUT_RE = re.compile(r"--- cut at the text budget after (\d+) of (\d+) bytes")
 
@@ -58,17 +69,20 @@ def args_of(argv):
     a.add_argument("corpus")
     a.add_argument("--afhttp", default=DEFAULT_BIN)
     a.add_argument("--baseline-afhttp")
-    a.add_argument("--servers", default="afhttp,fetch", help="afhttp, fetch, afhttp-browser (baseline is added "
-                   "by --baseline-afhttp)")
+    a.add_argument("--servers", default="afhttp,fetch", help="afhttp, fetch, afhttp-browser, playwright, "
+                   "chrome-devtools (baseline is added by --baseline-afhttp)")
     a.add_argument("--afhttp-mcp-arg", action="append", default=[], help="extra argument for `afhttp mcp`")
     a.add_argument("--pages")
     a.add_argument("--call-timeout-s", type=float, default=90.0, help="deadline of one tool call")
     a.add_argument("--no-doc", action="store_true")
     a.add_argument("--result", help=argparse.SUPPRESS)
-    return a.parse_args(argv)
+    opts = a.parse_args(argv)
+    opts.afhttp = os.path.abspath(opts.afhttp)
+    opts.baseline_afhttp = opts.baseline_afhttp and os.path.abspath(opts.baseline_afhttp)
+    return opts
 
 
-def server_table(opts, env):
+def server_table(opts, env, cwd=None):
     """name -> (command, args, tool-argument builder)."""
     from mcp import StdioServerParameters
     table = {}
@@ -79,13 +93,20 @@ def server_table(opts, env):
         if name in ("afhttp", "baseline", "afhttp-browser"):
             binary = opts.baseline_afhttp if name == "baseline" else opts.afhttp
             extra = {"render": "always"} if name == "afhttp-browser" else {}
-            table[name] = (StdioServerParameters(command=binary, args=["mcp", *opts.afhttp_mcp_arg], env=env),
+            table[name] = (StdioServerParameters(command=binary, args=["mcp", *opts.afhttp_mcp_arg], env=env, cwd=cwd),
                            extra)
+        elif name in BROWSER_PEERS:
+            cmd, args, _, _ = BROWSER_PEERS[name]
+            exe = os.path.join(PEERS_JS, "node_modules", ".bin", cmd)
+            if not os.path.exists(exe):
+                raise SystemExit(f"{exe} is missing: run bench/peers_setup.sh")
+            table[name] = (StdioServerParameters(command=exe, args=list(args), env=dict(
+                env, CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS="1", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1"), cwd=cwd), {})
         elif name == "fetch":
             exe = os.path.join(VENV, "bin", "mcp-server-fetch")
             if not os.path.exists(exe):
                 raise SystemExit(f"{exe} is missing: run bench/peers_setup.sh")
-            table[name] = (StdioServerParameters(command=exe, args=["--allow-private-ips"], env=env), {})
+            table[name] = (StdioServerParameters(command=exe, args=["--allow-private-ips"], env=env, cwd=cwd), {})
         else:
             raise SystemExit(f"unknown server {name}")
     return table
@@ -152,6 +173,25 @@ async def fetch_page(session, url, extra, page, counter, timeout):
             "max_answer_chars": max(len(a) for a in answers)}
 
 
+async def browser_page(session, name, url, page, counter, timeout):
+    """Navigate, then take the snapshot (Playwright MCP's navigation links its snapshot as a
+    file; chrome-devtools-mcp's has none): both answers are what the model reads."""
+    _, _, (nav, arg, extra), (snap, snap_args) = BROWSER_PEERS[name]
+    t = time.perf_counter()
+    res = await asyncio.wait_for(session.call_tool(nav, {arg: url, **extra}), timeout)
+    answers = [texts_of(res)[0]]
+    error = bool(res.is_error)
+    if not error:
+        res = await asyncio.wait_for(session.call_tool(snap, snap_args), timeout)
+        answers.append(texts_of(res)[0])
+        error = bool(res.is_error)
+    joined = "\n".join(answers)
+    return {"wall_ms": round((time.perf_counter() - t) * 1000), "calls": len(answers), "error": error,
+            "first_chars": len(joined), "first_tokens": counter.count(joined), "tokens": counter.count(joined),
+            "chars": len(joined), "recall": page.recall(joined),
+            "failure": joined[:200] if error else None}
+
+
 async def measure(opts):
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
@@ -164,7 +204,7 @@ async def measure(opts):
     if os.geteuid() == 0:
         env["AFHTTP_NO_SANDBOX"] = "1"
     counter = tok.Tokenizer()
-    table = server_table(opts, env)
+    table = server_table(opts, env, scratch)
     records = []
     load = {"start": os.getloadavg()}
     async with contextlib.AsyncExitStack() as stack:
@@ -180,9 +220,12 @@ async def measure(opts):
             names = list(table) if i % 2 == 0 else list(reversed(table))
             for name in names:
                 _, extra = table[name]
-                run = fetch_page if name == "fetch" else afhttp_page
                 try:
-                    rec = await run(sessions[name], url, extra, page, counter, opts.call_timeout_s)
+                    if name in BROWSER_PEERS:
+                        rec = await browser_page(sessions[name], name, url, page, counter, opts.call_timeout_s)
+                    else:
+                        run = fetch_page if name == "fetch" else afhttp_page
+                        rec = await run(sessions[name], url, extra, page, counter, opts.call_timeout_s)
                 except (asyncio.TimeoutError, Exception) as e:  # one page's failure is a record, not the end
                     rec = {"error": True, "failure": f"{type(e).__name__}: {e}"[:300], "tokens": None, "recall": None}
                 rec.update(page=page.name, server=name)
@@ -192,6 +235,7 @@ async def measure(opts):
                       flush=True)
     counter.close()
     srv.shutdown()
+    shutil.rmtree(scratch, ignore_errors=True)
     load["end"] = os.getloadavg()
     return {"records": records, "load": load, "servers": list(table), "binaries": {
         "afhttp": opts.afhttp, "baseline": opts.baseline_afhttp}, "mcp_args": opts.afhttp_mcp_arg,
@@ -289,6 +333,11 @@ def write_outputs(data, stamp):
                  if cont else "No first answer of `afhttp` was cut at the budget.")
     ld = data["load"]
     bins = data["binaries"]
+    peers = ""
+    if "playwright" in data["servers"] or "chrome-devtools" in data["servers"]:
+        peers = ("; `playwright` = `@playwright/mcp` 0.0.83, `browser_navigate` + `browser_snapshot`; `chrome-devtools` = "
+                 "`chrome-devtools-mcp` 1.11.0, `navigate_page` + `take_snapshot` (both answers counted; headless, isolated, "
+                 "Debian's Chromium; pinned in `bench/peers/browsers`)")
     summary = f"""## MCP web readers on real pages (issue 24)
 
 Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, shared with other sessions: 1-min load average
@@ -298,7 +347,7 @@ Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, shared with other
 in turn. `afhttp` = `afhttp mcp` (`{bins['afhttp']}`{' ' + ' '.join(data['mcp_args']) if data['mcp_args'] else ''}), tool `fetch {{url}}`,
 first answer only{f"; `baseline` = the same with `{bins['baseline']}`" if bins.get('baseline') else ''}; `afhttp-browser` = `fetch {{url, render: always}}`;
 `fetch` = `{data['fetch_version']}` with Readability.js (Node present), read to the end through its `start_index`
-continuations (default `max_length` 5,000 characters per answer). Tokens: o200k_base (js-tiktoken's bundled ranks) of the
+continuations (default `max_length` 5,000 characters per answer){peers}. Tokens: o200k_base (js-tiktoken's bundled ranks) of the
 text content the model reads (resource links and images not counted; `link_tokens` in the CSV has the links' lines).
 Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus_words.py`).
 

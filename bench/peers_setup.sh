@@ -13,5 +13,8 @@ if [ ! -d "$js/node_modules/@mozilla/readability" ]; then
   npm ci --prefix "$js" --no-audit --no-fund --silent
 fi
 [ -d bench/tokenizer/node_modules/js-tiktoken ] || npm ci --prefix bench/tokenizer --no-audit --no-fund --silent
+# Browser-based peers (extra columns): Playwright MCP and chrome-devtools-mcp, run with Debian's Chromium.
+[ -d bench/peers/browsers/node_modules/@playwright/mcp ] || PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 \
+  npm ci --prefix bench/peers/browsers --no-audit --no-fund --silent
 python3 -c 'import mcp' >/dev/null 2>&1 || python3 -m pip install -q 'mcp~=2.3'
 echo "$VENV"

@@ -56,7 +56,10 @@ def args_of(argv):
     a.add_argument("--fetch-arg", action="append", default=[], help="extra argument for every browser fetch")
     a.add_argument("--no-doc", action="store_true", help="do not write bench/summary-real-pages.md / docs")
     a.add_argument("--result", help=argparse.SUPPRESS)  # set by the outer run for the one inside
-    return a.parse_args(argv)
+    opts = a.parse_args(argv)
+    opts.afhttp = os.path.abspath(opts.afhttp)
+    opts.baseline_afhttp = opts.baseline_afhttp and os.path.abspath(opts.baseline_afhttp)
+    return opts
 
 
 def bench_env():
