@@ -75,6 +75,7 @@ def args_of(argv):
     a.add_argument("--pages")
     a.add_argument("--call-timeout-s", type=float, default=90.0, help="deadline of one tool call")
     a.add_argument("--no-doc", action="store_true")
+    a.add_argument("--report", metavar="RUN_JSON", help="only rewrite the summary from a saved bench/runs/*.json")
     a.add_argument("--result", help=argparse.SUPPRESS)
     opts = a.parse_args(argv)
     opts.afhttp = os.path.abspath(opts.afhttp)
@@ -366,6 +367,13 @@ undercounted here):
 {chr(10).join(est)}
 
 Page by page: `bench/mcp-peers.csv`; everything: `bench/runs/{stamp}-mcp-peers.json`.
+
+Run it (root, for the private namespace; not part of `make bench`: it took {'?' if data.get('elapsed_s') is None else round(data['elapsed_s'] / 60)} min):
+`bench/peers_setup.sh` once (pip and npm, pinned: the reference server's venv, Readability.js, js-tiktoken, the browser
+peers), then `python3 bench/mcp_peers.py ../shared/corpus [--baseline-afhttp OLD_BINARY]
+[--servers afhttp,fetch,afhttp-browser,playwright,chrome-devtools] [--afhttp-mcp-arg=--text-budget-tokens=N]`
+(default binary `target/release/afhttp`, default servers `afhttp,fetch`); `--report bench/runs/STAMP-mcp-peers.json`
+rewrites this section from a saved run.
 """
     with open(os.path.join(ROOT, "bench", "summary-mcp-peers.md"), "w") as f:
         f.write(summary)
@@ -376,6 +384,10 @@ Page by page: `bench/mcp-peers.csv`; everything: `bench/runs/{stamp}-mcp-peers.j
 
 def main():
     opts = args_of(sys.argv[1:])
+    if opts.report:
+        with open(opts.report) as f:
+            write_outputs(json.load(f), os.path.basename(opts.report).split("-")[0])
+        return
     if not netns_world.inside():
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         result = os.path.join(ROOT, "bench", "runs", f"{stamp}-mcp-peers.json")
@@ -389,7 +401,9 @@ def main():
         if not opts.no_doc:
             write_outputs(data, stamp)
         return
+    started = time.monotonic()
     data = asyncio.run(measure(opts))
+    data["elapsed_s"] = round(time.monotonic() - started)
     with open(opts.result, "w") as f:
         json.dump(data, f, indent=1)
 

@@ -55,6 +55,7 @@ def args_of(argv):
     a.add_argument("--reserve-ms", type=int, default=7500, help="the capture reserve in force (a quarter of --timeout-ms)")
     a.add_argument("--fetch-arg", action="append", default=[], help="extra argument for every browser fetch")
     a.add_argument("--no-doc", action="store_true", help="do not write bench/summary-real-pages.md / docs")
+    a.add_argument("--report", metavar="RUN_JSON", help="only rewrite the summary from a saved bench/runs/*.json")
     a.add_argument("--result", help=argparse.SUPPRESS)  # set by the outer run for the one inside
     opts = a.parse_args(argv)
     opts.afhttp = os.path.abspath(opts.afhttp)
@@ -229,6 +230,10 @@ def measure(opts):
 
 def main():
     opts = args_of(sys.argv[1:])
+    if opts.report:
+        with open(opts.report) as f:
+            write_outputs(json.load(f), opts, os.path.basename(opts.report).split("-")[0])
+        return
     if not netns_world.inside():
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         result = os.path.join(ROOT, "bench", "runs", f"{stamp}-real-pages.json")
@@ -242,12 +247,17 @@ def main():
         if not opts.no_doc:
             write_outputs(data, opts, stamp)
         return
+    started = time.monotonic()
     records, http_recall, load = measure(opts)
-    data = {"records": records, "http_recall": http_recall, "load": load, "binaries": {
+    data = {"elapsed_s": round(time.monotonic() - started), "records": records, "http_recall": http_recall, "load": load, "binaries": {
         "afhttp": opts.afhttp, "baseline": opts.baseline_afhttp}, "budget_ms": opts.budget_ms,
         "reserve_ms": opts.reserve_ms, "fetch_args": opts.fetch_arg}
     with open(opts.result, "w") as f:
         json.dump(data, f, indent=1)
+
+
+def fmt_min(seconds):
+    return "?" if seconds is None else f"{seconds / 60:.0f} min"
 
 
 def write_outputs(data, opts, stamp):
@@ -304,6 +314,11 @@ Warnings (pages carrying each code):
 
 Page by page: `bench/real-pages.csv` (outcome, wall, recall beside the HTTP path's, warnings, `trace.timings_ms`);
 everything: `bench/runs/{stamp}-real-pages.json`.
+
+Run it (root and iproute2, for the private namespace; not part of `make bench`: it took {fmt_min(data.get('elapsed_s'))}):
+`python3 bench/real_pages.py ../shared/corpus [--baseline-afhttp OLD_BINARY]` (default binary `target/release/afhttp`);
+`--conditions`, `--modes` and `--pages` narrow it, `--fetch-arg=--FLAG=VALUE` adds a flag to every browser fetch, and
+`--report bench/runs/STAMP-real-pages.json` rewrites this section from a saved run.
 """
     with open(os.path.join(ROOT, "bench", "summary-real-pages.md"), "w") as f:
         f.write(summary)
