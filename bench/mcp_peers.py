@@ -140,13 +140,13 @@ async def afhttp_page(session, url, extra, page, counter, timeout):
     rec.update(first_chars=len(text), first_bytes=len(text.encode()), first_tokens=counter.count(text),
                tokens=counter.count(text), chars=len(text), recall=page.recall(text),
                link_tokens=counter.count(links) if links else 0, images=images,
-               estimate=len(text.encode()) // 4)
+               estimate=len(text.encode()) / 4)
     sc = res.structured_content or {}
     content_file = ((sc.get("result") or {}) if isinstance(sc, dict) else {}).get("content_file")
     if content_file and os.path.exists(content_file):
         whole = cw.read_text(content_file)
         rec.update(content_bytes=len(whole.encode()), content_tokens=counter.count(whole),
-                   content_estimate=len(whole.encode()) // 4, content_recall=page.recall(whole))
+                   content_estimate=len(whole.encode()) / 4, content_recall=page.recall(whole))
         cut = AFHTTP_CUT_RE.search(text)
         rec["cut"] = bool(cut)
         if cut:
@@ -295,13 +295,13 @@ def estimator_lines(data, server):
         recs = [r for r in data["records"] if r["server"] == server and r.get(real) and r.get(est) is not None]
         if not recs:
             continue
-        ratios = sorted((r[est] / r[real], r) for r in recs)
+        ratios = sorted(((r[est] / r[real], r) for r in recs), key=lambda x: x[0])
         under = [x for x in ratios if x[0] < 1]
         worst_ratio, worst = ratios[0]
         min_bpt = min(r[size] / r[real] for r in recs)
         out.append(f"| {server} | {label} | {len(recs)} | {ratios[0][0]:.2f} | {cw.quantile([x[0] for x in ratios], 0.1):.2f} | "
                    f"{statistics.median(x[0] for x in ratios):.2f} | {ratios[-1][0]:.2f} | {len(under)} | "
-                   f"{worst['page']}: {worst[est]:,} est. vs {worst[real]:,} real ({(1 - worst_ratio) * 100:.0f}% under) | "
+                   f"{worst['page']}: {worst[est]:,.0f} est. vs {worst[real]:,} real ({(1 - worst_ratio) * 100:.0f}% under) | "
                    f"{min_bpt:.2f} |")
     return out
 
@@ -324,7 +324,7 @@ def write_outputs(data, stamp):
         f"{r['calls_max']} |" for r in rows)
     est = []
     for s in data["servers"]:
-        if s != "fetch":
+        if s in ("afhttp", "baseline", "afhttp-browser"):
             est += estimator_lines(data, s)
     cont = [r for r in recs if r["server"] == "afhttp" and r.get("cut")]
     cont_line = (f"{len(cont)} of {sum(r['server'] == 'afhttp' for r in recs)} first answers of `afhttp` were cut at the "
@@ -332,6 +332,16 @@ def write_outputs(data, stamp):
                  f"tokens (max {fmt(max((r.get('continuation_tokens') or 0) for r in cont))}), and whole content.md reaches "
                  f"recall ≥ 0.9 on {sum((r.get('content_recall') or 0) >= 0.9 for r in recs if r['server'] == 'afhttp')} pages."
                  if cont else "No first answer of `afhttp` was cut at the budget.")
+    failures = []
+    for name in data["servers"]:
+        bad = [r for r in recs if r["server"] == name and r.get("error")]
+        if bad:
+            first = " ".join((bad[0].get("failure") or "").split())
+            at = first.lower().find("dialog")
+            first = first if at < 80 else "..." + first[at - 60:]
+            failures.append(f"- `{name}`: {len(bad)} page(s) answered with an error, the first on `{bad[0]['page']}`: "
+                            f"{first[:160]}...")
+    fail_text = ("Errors:\n" + "\n".join(failures)) if failures else "No server answered any page with an error."
     ld = data["load"]
     bins = data["binaries"]
     peers = ""
@@ -357,6 +367,8 @@ Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus
 {table}
 
 {cont_line}
+
+{fail_text}
 
 afhttp's token estimate (bytes / 4, what `--text-budget-tokens` counts) against o200k_base, per page (ratio = estimate / real;
 below 1 undercounts; the last column is the smallest bytes per real token seen, so `bytes / N` with N at most that never
