@@ -1,11 +1,14 @@
 # The two commands of README.md, plus helpers. `.ci/run` calls `make test`.
-.PHONY: demo test docs bench fuzz lint
+.PHONY: demo test test-fresh docs bench fuzz lint
 
 demo: ## Build, serve the bundled demo site, fetch it, show the artifacts.
 	./scripts/demo.sh
 
 test: ## Install what the tests need, lint, run all tests.
 	./scripts/test.sh
+
+test-fresh: ## `make test` as a fresh machine runs it: new clone, HOME, XDG_*, TMPDIR, docker dir.
+	./scripts/fresh-test.sh
 
 docs: ## Regenerate docs/cli.md and the generated tables of docs/reference.md.
 	cargo build --quiet

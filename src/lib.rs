@@ -2,6 +2,20 @@
 //!
 //! The library is the SDK that the `afhttp` binary consumes: an HTTP-first fetch pipeline
 //! that writes artifacts to disk and reports one structured result or error.
+//!
+//! # Layers (each names only the ones below it; `layers`'s test keeps it so)
+//!
+//! ```text
+//! cli                        clap front end: flags -> requests, events out   (feature cli)
+//! host   container   mcp     browser host + listener | Docker | MCP server   (features)
+//! sdk    profile             fetch pipeline, CDP, HTTP, artifacts | profile store
+//! env  error  envelope  fsutil                                  shared leaves
+//! ```
+//!
+//! `sdk` names nothing above it: what it needs from above comes in through traits it defines
+//! (a [`sdk::launcher::BrowserLauncher`] starts an inline browser; `host` implements it and
+//! the CLI hands it to requests). `mcp` names nothing of `host`: it hands the listener a
+//! service to serve under `/mcp`. `host` may name `mcp` (it serves it) and `cli` names all.
 
 pub mod env;
 pub mod envelope;
@@ -9,6 +23,8 @@ pub mod error;
 pub mod fsutil;
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(test)]
+mod layers;
 pub mod profile;
 pub mod sdk;
 pub mod skill;

@@ -361,7 +361,9 @@ fn sdk_inline_ephemeral_client() {
     };
     let before = profile_dirs();
     rt.block_on(async {
-        let client = afhttp::Client::inline_ephemeral().await.unwrap();
+        let client = afhttp::Client::launch(&afhttp::host::inline::InlineLauncher)
+            .await
+            .unwrap();
         assert_eq!(client.health().await.unwrap()["status"], "ok");
         let v = client.cdp("Browser.getVersion").send().await.unwrap();
         assert!(v["product"].as_str().unwrap().contains("Chrome"));

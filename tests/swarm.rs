@@ -143,31 +143,6 @@ fn stack_containers(engine: &Engine) -> Vec<String> {
     .collect()
 }
 
-/// The bridge's gateway; a freshly created data root's bridge may list only its subnet, whose
-/// first address is the gateway.
-fn bridge_gateway(engine: &Engine) -> String {
-    let ipam = docker(
-        engine,
-        &[
-            "network",
-            "inspect",
-            "bridge",
-            "--format",
-            "{{json .IPAM.Config}}",
-        ],
-    );
-    let config: Value = serde_json::from_str(ipam.trim()).unwrap();
-    let first = &config[0];
-    match first["Gateway"].as_str().filter(|g| !g.is_empty()) {
-        Some(g) => g.to_string(),
-        None => {
-            let subnet = first["Subnet"].as_str().unwrap();
-            let net: std::net::Ipv4Addr = subnet.split('/').next().unwrap().parse().unwrap();
-            std::net::Ipv4Addr::from(u32::from(net) + 1).to_string()
-        }
-    }
-}
-
 #[test]
 fn swarm_fleet_scenario() {
     let started = Instant::now();
@@ -180,7 +155,7 @@ fn swarm_fleet_scenario() {
         .args(["--takeover-provider", "novnc", "--base-image", &base])
         .run()
         .result();
-    let gateway = bridge_gateway(&engine);
+    let gateway = engine.bridge_gateway();
     let info = docker(&engine, &["info", "--format", "{{.Swarm.LocalNodeState}}"]);
     if info.trim() != "active" {
         docker(&engine, &["swarm", "init", "--advertise-addr", &gateway]);

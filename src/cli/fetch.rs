@@ -121,7 +121,9 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     let needs_host = (spec.profile.is_some() || spec.takeover)
         && spec.render.as_deref() != Some("none")
         && args.fleet.fleet.is_none();
-    let mut request = spec.validate()?;
+    let mut request = spec
+        .validate()?
+        .with_launcher(crate::host::inline::InlineLauncher::shared());
     if let Some(policy) =
         super::host::egress_policy(false, args.deny_private_networks, &args.egress_allow)?
     {

@@ -1,11 +1,65 @@
 //! A private, ephemeral host inside the current process: a unix socket in a private temp
-//! directory, no token (only this process can reach it), stopped when dropped.
+//! directory, no token (only this process can reach it), stopped when dropped. It is the
+//! SDK's [`BrowserLauncher`] ([`InlineLauncher`]): the CLI and MCP front ends hand it to the
+//! requests they build.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
 
 use crate::error::{AfError, ErrorCode};
 use crate::host::listener::ListenAddr;
 use crate::host::run::{self, HostOptions, RunningHost};
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::fetch::TransportOptions;
+use crate::sdk::launcher::{BrowserLauncher, LaunchSpec, LaunchedBrowser, Launcher};
+
+/// Starts an [`InlineHost`] per launch (the browser from the spec, else `AFHTTP_BROWSER_BIN`,
+/// else PATH).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InlineLauncher;
+
+impl InlineLauncher {
+    /// The launcher as a request carries it.
+    pub fn shared() -> Launcher {
+        Launcher(Arc::new(InlineLauncher))
+    }
+}
+
+impl BrowserLauncher for InlineLauncher {
+    fn launch<'a>(
+        &'a self,
+        spec: LaunchSpec<'a>,
+    ) -> BoxFuture<'a, Result<Box<dyn LaunchedBrowser>, AfError>> {
+        Box::pin(async move {
+            let host = InlineHost::start(
+                spec.browser_bin.map(std::path::Path::to_path_buf),
+                spec.family,
+                spec.transport,
+            )
+            .await?;
+            Ok(Box::new(host) as Box<dyn LaunchedBrowser>)
+        })
+    }
+}
+
+impl LaunchedBrowser for InlineHost {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    fn family(&self) -> Option<&str> {
+        self.family.as_deref()
+    }
+
+    fn connection(&self) -> Option<Arc<crate::sdk::cdp::CdpConnection>> {
+        self.browser_connection()
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(InlineHost::stop(*self))
+    }
+}
 
 /// An inline host; dropping it stops the browser and removes its profile.
 pub struct InlineHost {

@@ -127,7 +127,7 @@ mod served {
         };
         let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));
         let served = token.is_some();
-        let state = state.with_mcp(crate::mcp::http::endpoint(server));
+        let state = state.with_mcp(Arc::new(crate::mcp::http::endpoint(server)));
         (state, Ok(McpLink { own, area, served }))
     }
 

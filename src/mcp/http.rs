@@ -13,14 +13,21 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use futures_util::future::BoxFuture;
+
 use super::AfhttpMcp;
-use crate::host::listener::McpEndpoint;
 
 /// Largest `/mcp` request body (a tool call's arguments), in bytes.
 pub const MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
 
-/// The `/mcp` endpoint over `server` (cloned for every request).
-pub fn endpoint(server: AfhttpMcp) -> McpEndpoint {
+/// The `/mcp` service over `server` (cloned for every request): one request in, one
+/// response out. The host's listener serves it under `/mcp`, behind its own checks.
+pub fn endpoint(
+    server: AfhttpMcp,
+) -> impl Fn(axum::extract::Request) -> BoxFuture<'static, axum::response::Response>
+       + Send
+       + Sync
+       + 'static {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -32,8 +39,8 @@ pub fn endpoint(server: AfhttpMcp) -> McpEndpoint {
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    Arc::new(move |request: axum::extract::Request| {
+    move |request: axum::extract::Request| -> BoxFuture<'static, axum::response::Response> {
         let service = service.clone();
         Box::pin(async move { service.handle(request).await.map(axum::body::Body::new) })
-    })
+    }
 }

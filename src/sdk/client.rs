@@ -11,6 +11,7 @@ use crate::error::{AfError, ErrorCode};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
+use crate::sdk::launcher::{BrowserLauncher, LaunchSpec, LaunchedBrowser};
 use crate::sdk::secret::Secret;
 
 /// Default bound for control calls and CDP commands.
@@ -27,9 +28,8 @@ pub struct Client {
     cdp: Arc<Mutex<Option<Arc<CdpConnection>>>>,
     /// False for a [`Client::sharing_connection`] view, which must not close it.
     owns_connection: bool,
-    /// A private host this client owns (see [`Client::inline_ephemeral`]); stopped on drop.
-    #[cfg(feature = "host")]
-    inline: std::sync::Mutex<Option<crate::host::inline::InlineHost>>,
+    /// A throwaway browser this client owns (see [`Client::launch`]); stopped on close.
+    inline: std::sync::Mutex<Option<Box<dyn LaunchedBrowser>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -71,18 +71,23 @@ impl Client {
             request_id: None,
             cdp: Arc::new(Mutex::new(None)),
             owns_connection: true,
-            #[cfg(feature = "host")]
             inline: std::sync::Mutex::new(None),
         }
     }
 
-    /// Dev/test convenience: start a private ephemeral host in this process (browser from
-    /// `AFHTTP_BROWSER_BIN` or PATH) and return a client for it; dropping the client stops it.
-    #[cfg(feature = "host")]
-    pub async fn inline_ephemeral() -> Result<Client, AfError> {
-        let host = crate::host::inline::InlineHost::start(None, None, &Default::default()).await?;
-        let mut client = Client::new(host.endpoint.clone());
-        if let Some(conn) = host.browser_connection() {
+    /// Start a throwaway browser with `launcher` (its defaults: browser, family, direct
+    /// traffic) and return a client for it that owns it; [`Client::close`] stops it.
+    /// `afhttp::host::inline::InlineLauncher` starts a private host in this process.
+    pub async fn launch(launcher: &dyn BrowserLauncher) -> Result<Client, AfError> {
+        let transport = crate::sdk::fetch::TransportOptions::default();
+        let spec = LaunchSpec {
+            browser_bin: None,
+            family: None,
+            transport: &transport,
+        };
+        let host = launcher.launch(spec).await?;
+        let mut client = Client::new(host.endpoint().clone());
+        if let Some(conn) = host.connection() {
             client = client.with_connection(conn);
         }
         if let Ok(mut slot) = client.inline.lock() {
@@ -159,7 +164,6 @@ impl Client {
             request_id: self.request_id.clone(),
             cdp: Arc::clone(&self.cdp),
             owns_connection: false,
-            #[cfg(feature = "host")]
             inline: std::sync::Mutex::new(None),
         }
     }
@@ -379,12 +383,9 @@ impl Client {
         if let Some(conn) = self.cdp.lock().await.take() {
             conn.close();
         }
-        #[cfg(feature = "host")]
-        {
-            let host = self.inline.lock().ok().and_then(|mut h| h.take());
-            if let Some(h) = host {
-                h.stop().await;
-            }
+        let host = self.inline.lock().ok().and_then(|mut h| h.take());
+        if let Some(h) = host {
+            h.stop().await;
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod fleet;
 pub mod host_http;
 pub mod html;
 pub mod http;
+pub mod launcher;
 pub mod redact;
 pub mod render_decision;
 pub mod request;

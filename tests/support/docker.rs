@@ -192,9 +192,11 @@ impl Engine {
         })
     }
 
-    /// The bridge network's gateway: an address of this machine that containers reach.
+    /// The bridge network's gateway: an address of this machine that containers reach. A
+    /// freshly created data root's bridge may list only its subnet, whose first address is the
+    /// gateway.
     pub fn bridge_gateway(&self) -> String {
-        rt().block_on(async {
+        let configs = rt().block_on(async {
             let docker = self.docker().await;
             let net = docker
                 .inspect_network(
@@ -203,14 +205,40 @@ impl Engine {
                 )
                 .await
                 .unwrap();
-            net.ipam
-                .and_then(|i| i.config)
-                .into_iter()
-                .flatten()
-                .find_map(|c| c.gateway)
-                .expect("the bridge network has no gateway")
-        })
+            net.ipam.and_then(|i| i.config).unwrap_or_default()
+        });
+        let pairs: Vec<(Option<String>, Option<String>)> =
+            configs.into_iter().map(|c| (c.gateway, c.subnet)).collect();
+        gateway_of(&pairs).expect("the bridge network has neither a gateway nor an IPv4 subnet")
     }
+}
+
+/// The gateway among a network's (gateway, subnet) configs: the first non-empty gateway, else
+/// the first address of the first IPv4 subnet.
+fn gateway_of(configs: &[(Option<String>, Option<String>)]) -> Option<String> {
+    let listed = configs
+        .iter()
+        .find_map(|(g, _)| g.clone().filter(|g| !g.is_empty()));
+    listed.or_else(|| {
+        configs.iter().find_map(|(_, subnet)| {
+            let net: std::net::Ipv4Addr = subnet.as_deref()?.split('/').next()?.parse().ok()?;
+            Some(std::net::Ipv4Addr::from(u32::from(net) + 1).to_string())
+        })
+    })
+}
+
+#[test]
+fn a_bridge_listing_only_its_subnet_has_its_first_address_as_gateway() {
+    let only_subnet = [(None, Some("172.17.0.0/16".to_string()))];
+    assert_eq!(gateway_of(&only_subnet).as_deref(), Some("172.17.0.1"));
+    let empty_gateway = [(Some(String::new()), Some("10.9.0.0/24".to_string()))];
+    assert_eq!(gateway_of(&empty_gateway).as_deref(), Some("10.9.0.1"));
+    let listed = [(
+        Some("172.18.0.1".to_string()),
+        Some("172.18.0.0/16".to_string()),
+    )];
+    assert_eq!(gateway_of(&listed).as_deref(), Some("172.18.0.1"));
+    assert_eq!(gateway_of(&[]), None);
 }
 
 impl Drop for Engine {

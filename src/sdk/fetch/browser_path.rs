@@ -16,6 +16,7 @@ use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::takeover;
 use crate::sdk::fetch::FetchRequest;
+use crate::sdk::launcher::{LaunchedBrowser, Launcher};
 use crate::sdk::request::Artifact;
 
 /// Where browser work goes for one fetch; the inline host starts lazily and lives until drop.
@@ -31,8 +32,8 @@ pub struct BrowserSlot {
     implicit_jar: Option<std::path::PathBuf>,
     /// Whether the implicit jar was looked for yet.
     implicit_jar_checked: bool,
-    #[cfg(feature = "host")]
-    inline: Option<crate::host::inline::InlineHost>,
+    /// The throwaway browser this slot launched for this fetch alone.
+    inline: Option<Box<dyn LaunchedBrowser>>,
 }
 
 impl BrowserSlot {
@@ -78,9 +79,8 @@ impl BrowserSlot {
         };
         if !self.family_known {
             self.family_known = true;
-            #[cfg(feature = "host")]
             if let Some(h) = &self.inline {
-                self.family = h.family.clone();
+                self.family = h.family().map(String::from);
             }
             if self.family.is_none() {
                 self.family = client.health().await.ok().and_then(|h| {
@@ -132,22 +132,18 @@ impl BrowserSlot {
 
     /// Whether this slot's browser is an inline host it started (for this fetch alone).
     fn started_inline(&self) -> bool {
-        #[cfg(feature = "host")]
-        if self.inline.is_some() {
-            return true;
-        }
-        false
+        self.inline.is_some()
     }
 
-    #[cfg(feature = "host")]
     async fn start_inline(
         &mut self,
         req: &FetchRequest,
         trace: &mut Trace,
     ) -> Result<Client, AfError> {
         let started = std::time::Instant::now();
-        let host = crate::host::inline::InlineHost::start(
-            req.browser_bin.clone(),
+        let host = Launcher::launch_with(
+            req.launcher.as_ref(),
+            req.browser_bin.as_ref(),
             req.browser_family,
             &req.transport,
         )
@@ -157,27 +153,14 @@ impl BrowserSlot {
             started.elapsed().as_secs_f64() * 1000.0,
         );
         trace.set("browser_host", json!("inline"));
-        let mut client = Client::new(host.endpoint.clone());
+        let mut client = Client::new(host.endpoint().clone());
         // Drive the browser over the host's own connection: the listener would only splice
         // a second WebSocket onto the same browser.
-        if let Some(conn) = host.browser_connection() {
+        if let Some(conn) = host.connection() {
             client = client.with_connection(conn);
         }
         self.inline = Some(host);
         Ok(client)
-    }
-
-    #[cfg(not(feature = "host"))]
-    async fn start_inline(
-        &mut self,
-        _req: &FetchRequest,
-        _trace: &mut Trace,
-    ) -> Result<Client, AfError> {
-        Err(AfError::new(
-            ErrorCode::RenderUnavailable,
-            "this build has no inline browser host",
-        )
-        .with_hint("pass --endpoint-url of a running `afhttp host`"))
     }
 
     /// Stop the inline host, if one was started; true when there was one.
@@ -185,12 +168,13 @@ impl BrowserSlot {
         if let Some(c) = &self.client {
             c.close().await;
         }
-        #[cfg(feature = "host")]
-        if let Some(h) = self.inline {
-            h.stop().await;
-            return true;
+        match self.inline {
+            Some(h) => {
+                h.stop().await;
+                true
+            }
+            None => false,
         }
-        false
     }
 }
 
@@ -243,10 +227,7 @@ pub async fn attempt(
         .timeout
         .saturating_sub(started.elapsed())
         .max(std::time::Duration::from_millis(100));
-    #[cfg(feature = "host")]
-    {
-        with_jar.browser.browser_discarded_after = slot.inline.is_some();
-    }
+    with_jar.browser.browser_discarded_after = slot.inline.is_some();
     with_jar.cookies = jar_cookies
         .iter()
         .cloned()

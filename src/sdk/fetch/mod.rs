@@ -168,12 +168,12 @@ pub struct FetchRequest {
     pub(crate) endpoint: Option<Endpoint>,
     /// Bearer token for the host.
     pub(crate) token: Option<Secret>,
-    /// Browser for an inline host (otherwise `AFHTTP_BROWSER_BIN` or PATH).
-    #[cfg_attr(not(feature = "host"), allow(dead_code))]
+    /// Browser for an inline host (otherwise the launcher's default).
     pub(crate) browser_bin: Option<PathBuf>,
     /// `browser`: the inline host's browser family.
-    #[cfg_attr(not(feature = "host"), allow(dead_code))]
     pub(crate) browser_family: Option<Backend>,
+    /// What starts a throwaway browser when no host is named (`None`: nothing can).
+    pub(crate) launcher: Option<crate::sdk::launcher::Launcher>,
     /// Browser-only options.
     pub(crate) browser: BrowserOptions,
     /// Document options: PDF page cap, `Accept: text/markdown`.
@@ -207,6 +207,7 @@ impl FetchRequest {
             token: None,
             browser_bin: None,
             browser_family: None,
+            launcher: None,
             browser: BrowserOptions::default(),
             documents: crate::sdk::documents::DocumentOptions::default(),
         }
@@ -253,6 +254,12 @@ impl FetchRequest {
     /// `<tmp>/afhttp-out` (a host's MCP output area).
     pub fn with_out_root(mut self, root: PathBuf) -> FetchRequest {
         self.out_root = Some(root);
+        self
+    }
+
+    /// Start a throwaway browser with `launcher` when the fetch needs one and names no host.
+    pub fn with_launcher(mut self, launcher: crate::sdk::launcher::Launcher) -> FetchRequest {
+        self.launcher = Some(launcher);
         self
     }
 
