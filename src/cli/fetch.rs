@@ -1,16 +1,15 @@
 //! `afhttp fetch`: clap arguments, resolution into a [`FetchRequest`], and the call into the SDK.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 
+use super::reach::HostArgs;
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::fetch::{self as sdk_fetch, FetchRequest, FetchSpec};
-use crate::sdk::secret::Secret;
 
 /// Arguments of `afhttp fetch`: the SDK's [`FetchSpec`] plus where the host is.
 #[derive(Debug, Args)]
@@ -19,17 +18,9 @@ pub struct FetchArgs {
     /// Everything about the request itself.
     #[command(flatten)]
     pub spec: FetchSpec,
-    /// Browser host to drive (ws://, wss://, http://, https:// or unix:/path).
-    #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]
-    pub endpoint_url: Option<String>,
+    /// Where the host is (none: plain HTTP and an inline browser).
     #[command(flatten)]
-    pub fleet: super::fleet::FleetOpt,
-    /// Bearer token for the host.
-    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-    pub token_secret: Option<Secret>,
-    /// File holding the bearer token.
-    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
-    pub token_secret_file: Option<PathBuf>,
+    pub host: HostArgs,
     /// Refuse loopback, private (RFC 1918, fc00::/7) and shared (100.64/10) addresses, and
     /// always link-local and cloud metadata ones, on the HTTP step (every redirect hop) and
     /// in an inline browser (`egress_denied`). A host's browser keeps the host's own policy.
@@ -44,13 +35,8 @@ pub struct FetchArgs {
 /// Run `afhttp fetch`.
 pub fn run(args: FetchArgs) -> Event {
     // A fleet routes the fetch; --endpoint-url (more specific) wins over it.
-    let fleet = match args
-        .endpoint_url
-        .is_none()
-        .then(|| fleet_of(&args))
-        .transpose()
-    {
-        Ok(f) => f.flatten(),
+    let fleet = match args.host.routing_fleet() {
+        Ok(f) => f,
         Err(e) => return Event::error(&e, None),
     };
     let request = match resolve(args) {
@@ -70,12 +56,6 @@ pub fn run(args: FetchArgs) -> Event {
         Ok(Err(failure)) => Event::error(&flag_hint(failure.error), Some(failure.trace.to_json())),
         Err(e) => Event::error(&e, None),
     }
-}
-
-/// The fleet and its connect bound, when `--fleet` is given.
-fn fleet_of(args: &FetchArgs) -> Result<Option<(crate::sdk::fleet::Fleet, Duration)>, AfError> {
-    let connect = args.fleet.connect_timeout()?;
-    Ok(args.fleet.parsed()?.map(|f| (f, connect)))
 }
 
 /// The flag a spec field is set with: `timeout_ms` is `--timeout-ms`, `url` the `URL`
@@ -120,7 +100,7 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     }
     let needs_host = (spec.profile.is_some() || spec.takeover)
         && spec.render.as_deref() != Some("none")
-        && args.fleet.fleet.is_none();
+        && args.host.fleet.fleet.is_none();
     let mut request = spec
         .validate()?
         .with_launcher(crate::host::inline::InlineLauncher::shared());
@@ -129,25 +109,23 @@ pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
     {
         request = request.with_egress_policy(policy);
     }
-    let mut token = super::driver::resolve_token(
-        args.token_secret.as_ref(),
-        args.token_secret_file.as_deref(),
-    )?;
+    let host = args.host;
+    let mut token = host.token()?;
     // What a printed `recommended_command` must repeat to reach this host (never the token).
     let mut replay_args = Vec::new();
-    if let Some(u) = &args.endpoint_url {
+    if let Some(u) = &host.endpoint_url {
         replay_args.extend(["--endpoint-url".to_string(), u.clone()]);
     }
-    if let Some(f) = &args.token_secret_file {
+    if let Some(f) = &host.token_secret_file {
         let f = crate::fsutil::absolute(f);
         replay_args.extend(["--token-secret-file".to_string(), f.display().to_string()]);
     }
     // `--profile` and `--takeover` need a host: without an endpoint, use the managed local
     // container (plain fetches stay HTTP/inline, as the spec says). Nothing found: the fetch
     // pipeline explains what the flag needs.
-    let endpoint_url = match args.endpoint_url {
+    let endpoint_url = match host.endpoint_url {
         Some(u) => Some(u),
-        None if needs_host => match super::driver::discover_opt(token.is_none())? {
+        None if needs_host => match super::reach::discover_opt(token.is_none())? {
             Some(found) => {
                 if token.is_none() {
                     token = found.token;

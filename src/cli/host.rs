@@ -59,7 +59,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         }
     };
     let token = match (args.token_secret, &args.token_secret_file) {
-        (Some(t), _) => Some(TokenSecret::new(t)?),
+        (Some(t), _) => Some(TokenSecret::new(t.expose().to_string())?),
         (None, Some(path)) => Some(TokenSecret::new(crate::host::token::load_or_create(path)?)?),
         (None, None) => None,
     };

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::env;
+use crate::sdk::secret::Secret;
 
 /// Arguments of `afhttp host`.
 #[derive(Debug, Args)]
@@ -34,7 +35,7 @@ pub struct HostArgs {
     pub browser_bin: Option<PathBuf>,
     /// Bearer token required from clients.
     #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-    pub token_secret: Option<String>,
+    pub token_secret: Option<Secret>,
     /// File holding the token; created with a random token (mode 0600) if missing.
     #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
     pub token_secret_file: Option<PathBuf>,
@@ -87,7 +88,7 @@ pub struct HostArgs {
     #[arg(long, value_name = "MS", env = env::PROFILE_SWITCH_WAIT_MS, default_value_t = 15_000)]
     pub profile_switch_wait_ms: u64,
     /// Largest file a driver may upload (`afhttp upload`), in bytes. 1 to 10737418240.
-    #[arg(long, value_name = "BYTES", env = env::UPLOAD_MAX_BYTES, default_value_t = crate::host::listener::transfer::DEFAULT_UPLOAD_MAX_BYTES)]
+    #[arg(long, value_name = "BYTES", env = env::UPLOAD_MAX_BYTES, default_value_t = crate::host::listener::config::DEFAULT_UPLOAD_MAX_BYTES)]
     pub upload_max_bytes: u64,
     /// Most CDP clients (in-flight fetches, `afhttp cdp`/`tabs` sessions) at once; one more
     /// is refused with `host_busy` (retryable). 1 to 4096.

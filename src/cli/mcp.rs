@@ -2,19 +2,17 @@
 //! inline browser, or the host named by `--endpoint-url` / `AFHTTP_ENDPOINT_URL` /
 //! container discovery (through [`super::fetch::resolve`]).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
 
 use super::driver::DriverArgs;
 use super::fetch::FetchArgs;
-use super::fleet::FleetOpt;
+use super::reach::HostArgs;
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
 use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
-use crate::sdk::secret::Secret;
 
 /// Arguments of `afhttp mcp`: the server's options, or one of the configuration
 /// subcommands.
@@ -25,16 +23,10 @@ pub struct McpArgs {
     /// of serving.
     #[command(subcommand)]
     pub command: Option<super::mcp_install::McpInstallCommand>,
-    /// Browser host the fetches drive (ws://, wss://, http://, https:// or unix:/path); without
-    /// it fetches are local (plain HTTP, an inline browser).
-    #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]
-    pub endpoint_url: Option<String>,
-    /// Bearer token for the host.
-    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-    pub token_secret: Option<Secret>,
-    /// File holding the bearer token.
-    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
-    pub token_secret_file: Option<PathBuf>,
+    /// Where the host is; without an endpoint or a fleet, fetches are local (plain HTTP, an
+    /// inline browser).
+    #[command(flatten)]
+    pub host: HostArgs,
     /// Largest text content of one tool result, in estimated tokens (bytes / 4).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
     pub text_budget_tokens: usize,
@@ -42,8 +34,6 @@ pub struct McpArgs {
     /// never); a larger one is only linked (it is not downscaled).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
     pub image_max_bytes: u64,
-    #[command(flatten)]
-    pub fleet: FleetOpt,
     /// With --fleet: the member the host tools (`health`, `capabilities`, `tabs_*`,
     /// `takeover`, `cdp`) talk to, by name. Fetches route by their own profile.
     #[arg(long, value_name = "NAME")]
@@ -79,13 +69,8 @@ pub fn run(args: McpArgs) -> Option<Event> {
             Err(e) => return Some(Event::error(&e, None)),
         };
     // A fleet routes the fetches; --endpoint-url (more specific) wins over it.
-    let fleet = match args
-        .endpoint_url
-        .is_none()
-        .then(|| fleet_of(&args.fleet))
-        .transpose()
-    {
-        Ok(f) => f.flatten(),
+    let fleet = match args.host.routing_fleet() {
+        Ok(f) => f,
         Err(e) => return Some(Event::error(&e, None)),
     };
     let fetch_args = args.clone();
@@ -97,16 +82,13 @@ pub fn run(args: McpArgs) -> Option<Event> {
         resolve_fetch: Arc::new(move |spec| {
             super::fetch::resolve(FetchArgs {
                 spec,
-                endpoint_url: fetch_args.endpoint_url.clone(),
-                fleet: fetch_args.fleet.clone(),
-                token_secret: fetch_args.token_secret.clone(),
-                token_secret_file: fetch_args.token_secret_file.clone(),
+                host: fetch_args.host.clone(),
                 deny_private_networks: false,
                 egress_allow: Vec::new(),
             })
         }),
         resolve_client: Arc::new(move || {
-            if client_args.endpoint_url.is_none() && client_args.fleet.fleet.is_none() {
+            if client_args.host.is_local() {
                 return Ok(None);
             }
             driver_args(&client_args)
@@ -129,22 +111,11 @@ pub fn run(args: McpArgs) -> Option<Event> {
     }
 }
 
-/// The parsed fleet and its connect bound, when `--fleet` is given.
-fn fleet_of(
-    opt: &FleetOpt,
-) -> Result<Option<(crate::sdk::fleet::Fleet, std::time::Duration)>, AfError> {
-    let connect = opt.connect_timeout()?;
-    Ok(opt.parsed()?.map(|f| (f, connect)))
-}
-
 /// The thin commands' host arguments (endpoint, token; discovery when no endpoint).
 fn driver_args(args: &McpArgs) -> DriverArgs {
     DriverArgs {
-        endpoint_url: args.endpoint_url.clone(),
-        token_secret: args.token_secret.clone(),
-        token_secret_file: args.token_secret_file.clone(),
+        host: args.host.clone(),
         timeout_ms: 30_000,
-        fleet: args.fleet.clone(),
         member: args.member.clone(),
         profile: args.profile.clone(),
     }

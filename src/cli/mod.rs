@@ -16,6 +16,7 @@ pub mod output;
 pub mod panel;
 pub mod profile;
 pub mod progress;
+pub mod reach;
 pub mod skill;
 pub mod tabs;
 pub mod upload;

@@ -119,7 +119,7 @@ impl HostOptions {
             recent_requests_cap: 0,
             profile_switch_wait: Duration::from_secs(15),
             ephemeral_only: false,
-            upload_max_bytes: listener::transfer::DEFAULT_UPLOAD_MAX_BYTES,
+            upload_max_bytes: listener::config::DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: listener::config::DEFAULT_MAX_CLIENTS,
             max_tabs: listener::config::DEFAULT_MAX_TABS,
             takeover: None,

@@ -41,7 +41,7 @@ pub(crate) struct Supervised {
     /// The display's private state directory, removed when the supervisor ends.
     pub display_dir: Option<tempfile::TempDir>,
     /// Driver uploads, deleted once the listener is closed.
-    pub uploads: Arc<listener::transfer::UploadStore>,
+    pub uploads: Arc<listener::uploads::UploadStore>,
     /// Restarts left for the browser.
     pub browser_budget: RestartBudget,
     /// Restarts left for the display.

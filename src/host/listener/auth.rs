@@ -211,18 +211,21 @@ pub fn authorize(
     }
 }
 
-/// The middleware enforcing `zone`; it stores the [`Access`] in the request's extensions.
+/// Store how the client reached the listener ([`ClientScheme`]) in `request`'s extensions
+/// (before any zone's checks, the takeover zone's included).
+pub fn note_scheme(config: &ListenerConfig, request: &mut Request) {
+    let https = client_https(config, request);
+    request.extensions_mut().insert(ClientScheme { https });
+}
+
+/// The middleware enforcing `zone` (every zone but the takeover one, whose rules are
+/// `takeover::enforce`); it stores the [`Access`] in the request's extensions.
 pub async fn enforce(
     zone: AuthZone,
     State(state): State<Arc<ListenerState>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let https = client_https(&state.config, &request);
-    request.extensions_mut().insert(ClientScheme { https });
-    if zone == AuthZone::Takeover {
-        return super::takeover::enforce(State(state), request, next).await;
-    }
     match authorize(
         zone,
         &state.config,

@@ -1,64 +1,14 @@
 //! Concurrency caps: `--max-clients` (CDP clients at once) and `--max-tabs` (page targets).
 //!
 //! A full cap answers `host_busy` (retryable) right away instead of letting the browser
-//! degrade under more work than it can carry.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+//! degrade under more work than it can carry. The client slots themselves are
+//! [`super::slots`].
 
 use axum::extract::ws;
 use serde_json::{json, Value};
 
 use super::state::ListenerState;
 use crate::sdk::cdp::HOST_BUSY_METHOD;
-
-/// A counter of CDP client slots with a ceiling.
-#[derive(Debug)]
-pub struct Slots {
-    used: Arc<AtomicUsize>,
-    max: usize,
-}
-
-/// One taken slot, given back when dropped.
-#[derive(Debug)]
-pub struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl Slots {
-    /// `max` slots, none taken.
-    pub fn new(max: usize) -> Slots {
-        Slots {
-            used: Arc::default(),
-            max,
-        }
-    }
-
-    /// Take a slot, or `None` when all `max` are taken (checked and taken atomically, so
-    /// racing clients can never overshoot).
-    pub fn try_take(&self) -> Option<Slot> {
-        self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Slot(self.used.clone()))
-    }
-
-    /// How many slots are taken now.
-    pub fn in_use(&self) -> usize {
-        self.used.load(Ordering::Acquire)
-    }
-
-    /// The ceiling.
-    pub fn max(&self) -> usize {
-        self.max
-    }
-}
 
 /// A client's frame on its way to the browser: a `Target.createTarget` while `--max-tabs`
 /// page targets are open is renamed to [`HOST_BUSY_METHOD`], which the browser answers
@@ -98,7 +48,7 @@ pub async fn gate_text(state: &ListenerState, text: ws::Utf8Bytes) -> ws::Messag
 /// How many page targets the browser has open now.
 pub async fn open_pages(state: &ListenerState) -> Option<usize> {
     let upstream = state.view.upstream()?;
-    let list = super::routes::fetch_json(&upstream.http_base, "/json/list")
+    let list = super::devtools::fetch_json(&upstream.http_base, "/json/list")
         .await
         .ok()?;
     Some(
@@ -107,24 +57,4 @@ pub async fn open_pages(state: &ListenerState) -> Option<usize> {
             .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
             .count(),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slots_refuse_beyond_the_cap_and_come_back_on_drop() {
-        let slots = Slots::new(2);
-        let a = slots.try_take();
-        let b = slots.try_take();
-        assert!(a.is_some() && b.is_some());
-        assert!(slots.try_take().is_none());
-        assert_eq!(slots.in_use(), 2);
-        drop(a);
-        assert_eq!(slots.in_use(), 1);
-        assert!(slots.try_take().is_some());
-        assert_eq!(slots.in_use(), 1);
-        assert_eq!(slots.max(), 2);
-    }
 }

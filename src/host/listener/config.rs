@@ -7,6 +7,8 @@ use subtle::ConstantTimeEq;
 
 use crate::error::AfError;
 
+/// Default `--upload-max-bytes`.
+pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 100 * 1024 * 1024;
 /// The default `--listen` value.
 pub const DEFAULT_LISTEN: &str = "tcp:127.0.0.1:9222";
 
@@ -169,7 +171,7 @@ impl ListenerConfig {
             trusted_proxies: Vec::new(),
             profile_switch_wait: std::time::Duration::from_secs(15),
             ephemeral_only: false,
-            upload_max_bytes: super::transfer::DEFAULT_UPLOAD_MAX_BYTES,
+            upload_max_bytes: DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
             max_tabs: DEFAULT_MAX_TABS,
             machine_hostname: crate::profile::this_hostname(),

@@ -8,15 +8,18 @@
 pub mod auth;
 pub mod caps;
 pub mod config;
+mod devtools;
 pub mod handoff;
 pub mod proxy;
 mod request_facts;
 pub mod routes;
 pub mod serve;
+pub mod slots;
 pub mod state;
 pub mod tab_lease;
 pub mod takeover;
 pub mod transfer;
+pub mod uploads;
 
 pub use auth::{Access, ApiError, AuthZone};
 pub use config::{ListenAddr, ListenerConfig, TokenSecret};

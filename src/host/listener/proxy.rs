@@ -184,7 +184,7 @@ pub fn valid_target_id(id: &str) -> bool {
 /// What the proxy keeps for one client while its splice lasts.
 pub(crate) struct SpliceClient {
     /// Its `--max-clients` slot, held until the splice ends.
-    slot: super::caps::Slot,
+    slot: super::slots::Slot,
     /// The fetch's request id, for the "detached" log line.
     request_id: Option<String>,
     /// On the browser target: its temporary tabs, closed after it.

@@ -10,15 +10,12 @@ use axum::{Extension, Json, Router};
 use serde_json::{json, Map, Value};
 
 use super::auth::{self, header_str, Access, ApiError, AuthZone, ClientScheme};
+use super::devtools::fetch_json;
 use super::proxy;
 use super::state::{HostStatus, ListenerState};
 use super::takeover;
 use super::transfer;
-use crate::sdk::endpoint::Endpoint;
-use crate::sdk::host_http::{self, shape};
-
-/// How long the browser gets to answer a DevTools `/json/*` request.
-const DEVTOOLS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+use crate::sdk::host_http::shape;
 
 /// What serves a route; the router maps each to its handler with an exhaustive `match`, so
 /// a new handler cannot be served without a [`RouteSpec`] (and so without an auth zone).
@@ -177,9 +174,7 @@ pub fn router(state: Arc<ListenerState>) -> Router {
                 state.clone(),
                 move |s: State<Shared>,
                       req: axum::extract::Request,
-                      next: axum::middleware::Next| {
-                    auth::enforce(zone, s, req, next)
-                },
+                      next: axum::middleware::Next| { gate(zone, s, req, next) },
             );
             // `route_layer` wraps each route's whole method router (its 405 fallback
             // included), so an unauthorized caller gets 401 whatever the method.
@@ -226,6 +221,21 @@ fn method_router(spec: &RouteSpec) -> MethodRouter<Shared> {
         Handler::TakeoverPanel => serve_with(f, takeover::panel),
         Handler::Mcp => serve_with(f, mcp),
         Handler::McpOther => serve_with(f, || async { ApiError::NOT_FOUND }),
+    }
+}
+
+/// The middleware of `zone`: note the client's scheme, then the takeover zone's own rules
+/// or [`auth::enforce`].
+async fn gate(
+    zone: AuthZone,
+    State(state): State<Shared>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    auth::note_scheme(&state.config, &mut request);
+    match zone {
+        AuthZone::Takeover => takeover::enforce(State(state), request, next).await,
+        zone => auth::enforce(zone, State(state), request, next).await,
     }
 }
 
@@ -402,17 +412,6 @@ fn ws_base(headers: &HeaderMap, scheme: Option<Extension<ClientScheme>>) -> Stri
 fn strip_frontend(map: &mut Map<String, Value>) {
     map.remove("devtoolsFrontendUrl");
     map.remove("devtoolsFrontendUrlCompat");
-}
-
-/// GET a DevTools JSON document from the browser; any failure is `cdp_unavailable`.
-pub(super) async fn fetch_json(http_base: &str, path: &str) -> Result<Value, ApiError> {
-    let endpoint = Endpoint::parse(http_base).map_err(|_| ApiError::CDP_UNAVAILABLE)?;
-    host_http::request(&endpoint, "GET", path, None, None, DEVTOOLS_TIMEOUT)
-        .await
-        .ok()
-        .map(|r| r.body)
-        .filter(|body| !body.is_null())
-        .ok_or(ApiError::CDP_UNAVAILABLE)
 }
 
 #[cfg(test)]

@@ -118,11 +118,11 @@ pub struct ListenerState {
     /// switch, not the one being stopped, without queueing behind each other.
     pub(crate) switching: tokio::sync::RwLock<()>,
     /// Files drivers uploaded (`POST /uploads`), removed when the host stops.
-    pub uploads: Arc<super::transfer::UploadStore>,
+    pub uploads: Arc<super::uploads::UploadStore>,
     /// Takeover handoffs and sessions (in memory: a restart invalidates them).
     pub handoffs: super::handoff::HandoffStore,
     /// CDP client slots (`--max-clients`), taken before a `/cdp` upgrade.
-    pub slots: super::caps::Slots,
+    pub slots: super::slots::Slots,
     /// The `/mcp` server (`None`: `/mcp` answers 404 once authorized).
     pub mcp: Option<McpEndpoint>,
 }
@@ -160,7 +160,7 @@ impl ListenerState {
         config.validate()?;
         let (disconnect, _) = watch::channel(Disconnect::default());
         let (clients, _) = watch::channel(0);
-        let slots = super::caps::Slots::new(config.max_clients);
+        let slots = super::slots::Slots::new(config.max_clients);
         Ok(ListenerState {
             view,
             config,

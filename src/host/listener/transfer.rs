@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
@@ -20,41 +20,8 @@ use crate::error::AfError;
 use crate::fsutil;
 use crate::sdk::transfer::is_guid;
 
-/// Default `--upload-max-bytes`.
-pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 100 * 1024 * 1024;
 /// Bytes per chunk when streaming a download.
 const CHUNK: usize = 64 * 1024;
-
-/// Files drivers uploaded, in a private temp directory created on first use and removed
-/// when the host stops. They outlive the upload call: a page reads an attached file lazily
-/// (on submit), so deleting it after `DOM.setFileInputFiles` would break the form.
-#[derive(Debug, Default)]
-pub struct UploadStore {
-    dir: Mutex<Option<tempfile::TempDir>>,
-}
-
-impl UploadStore {
-    /// The store's directory, created (0700, in `TMPDIR`) on first use.
-    fn dir(&self) -> Result<PathBuf, AfError> {
-        let mut slot = self.dir.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = slot.as_ref() {
-            return Ok(d.path().to_path_buf());
-        }
-        let d = tempfile::Builder::new()
-            .prefix("afhttp-uploads-")
-            .tempdir()
-            .map_err(|e| AfError::io("create the upload directory", &e))?;
-        let path = d.path().to_path_buf();
-        *slot = Some(d);
-        Ok(path)
-    }
-
-    /// Delete every stored upload (host shutdown).
-    pub fn remove_all(&self) {
-        let taken = self.dir.lock().unwrap_or_else(|p| p.into_inner()).take();
-        drop(taken);
-    }
-}
 
 /// `?name=` of `POST /uploads`.
 #[derive(Debug, serde::Deserialize)]
