@@ -86,6 +86,33 @@ fn tls_endpoints_verify_the_certificate() {
     assert_eq!(tls.hits("/health"), 1);
 }
 
+/// `/cdp` trusts what the control calls trust: a `wss://` host whose certificate chains to a
+/// CA of the system store (`SSL_CERT_FILE`) is reached there too. It used to pass `health`
+/// and fail the handshake (the WebSocket had its own TLS stack, web roots only).
+#[test]
+fn cdp_over_wss_trusts_the_system_store_like_control_calls() {
+    let fx = Fixture::new();
+    let tls = TlsFixtureServer::start();
+    let trust = tls.ca_pem_path().to_str().unwrap().to_string();
+    let wss = format!("wss://localhost:{}", tls.port());
+    let cdp = |env: &[(&str, &str)]| {
+        let mut cmd = fx
+            .cmd()
+            .args(["cdp", "Browser.getVersion", "--endpoint-url", &wss])
+            .args(["--timeout-ms", "10000"]);
+        for (k, v) in env {
+            cmd = cmd.env(k, v);
+        }
+        cmd.run()
+    };
+    // The fixture is no host: the handshake reaches it and is answered 404.
+    let run = cdp(&[("SSL_CERT_FILE", &trust)]);
+    run.error("invalid_endpoint", 1);
+    assert_eq!(tls.hits("/cdp"), 1, "{}", run.context);
+    // Untrusted, it is the control calls' tls_error.
+    cdp(&[]).error("tls_error", 1);
+}
+
 #[test]
 fn a_tls_endpoint_on_a_plain_port_is_a_tls_error() {
     let fx = Fixture::new();

@@ -152,26 +152,14 @@ impl CdpConnection {
             .max_message_size(Some(MAX_MESSAGE))
             .max_frame_size(Some(MAX_MESSAGE));
         let (control, rx) = mpsc::unbounded_channel();
+        // The same connection and TLS stack as the control calls.
         let connecting = async {
-            match endpoint {
-                Endpoint::Unix(path) => {
-                    let stream = tokio::net::UnixStream::connect(path)
-                        .await
-                        .map_err(|e| unreachable(format!("{}: {e}", path.display())))?;
-                    let (ws, _) =
-                        tokio_tungstenite::client_async_with_config(request, stream, Some(config))
-                            .await
-                            .map_err(|e| handshake_error(e, &url))?;
-                    tokio::spawn(router::run(ws, rx));
-                }
-                Endpoint::Tcp { .. } => {
-                    let (ws, _) =
-                        tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-                            .await
-                            .map_err(|e| handshake_error(e, &url))?;
-                    tokio::spawn(router::run(ws, rx));
-                }
-            }
+            let stream = crate::sdk::host_http::open(endpoint, ws_path).await?;
+            let (ws, _) =
+                tokio_tungstenite::client_async_with_config(request, stream, Some(config))
+                    .await
+                    .map_err(|e| handshake_error(e, &url))?;
+            tokio::spawn(router::run(ws, rx));
             Ok::<(), AfError>(())
         };
         tokio::time::timeout(timeout, connecting)
@@ -259,49 +247,24 @@ impl CdpConnection {
     }
 }
 
+/// A failed WebSocket handshake: the host's refusal decoded like a control call's
+/// ([`crate::sdk::host_http::refusal`]), anything else an unreachable host.
 fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfError {
     use tokio_tungstenite::tungstenite::Error as WsError;
     match e {
-        WsError::Http(resp) if resp.status() == 401 || resp.status() == 403 => AfError::new(
-            ErrorCode::Unauthorized,
-            format!("{url} refused the token ({})", resp.status()),
-        )
-        .with_hint("pass --token-secret or set AFHTTP_TOKEN_SECRET"),
-        WsError::Http(resp) => match host_refusal(resp.body().as_deref()) {
-            Some((ErrorCode::HostBusy, _)) => AfError::new(
-                ErrorCode::HostBusy,
-                format!("{url}: the host is at its client cap (--max-clients)"),
-            )
-            .with_hint("retry after a backoff"),
-            // The host said why in its JSON body (a locked profile, an ephemeral-only host,
-            // a browser still starting): keep its stable code and words.
-            Some((code, message)) => AfError::new(code, format!("{}: {message}", strip_query(url))),
-            None => AfError::new(
-                ErrorCode::HostUnreachable,
-                format!("{url} answered {} instead of a WebSocket", resp.status()),
-            ),
-        },
+        WsError::Http(resp) => {
+            let body = resp
+                .body()
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(Value::Null);
+            crate::sdk::host_http::refusal(resp.status().as_u16(), &body, strip_query(url))
+        }
         other => AfError::new(
             ErrorCode::HostUnreachable,
             format!("cannot open {url}: {other}"),
         ),
     }
-}
-
-/// The stable code and message of a host's JSON refusal body, if it is one.
-fn host_refusal(body: Option<&[u8]>) -> Option<(ErrorCode, String)> {
-    let doc: Value = serde_json::from_slice(body?).ok()?;
-    let code = doc.get("code")?.as_str()?;
-    let code = ErrorCode::ALL
-        .iter()
-        .copied()
-        .find(|c| c.as_str() == code)?;
-    let message = doc
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("refused")
-        .to_string();
-    Some((code, message))
 }
 
 /// `url` without its query (a request id is noise in a message the host already worded).
@@ -332,21 +295,34 @@ mod tests {
         );
     }
 
+    fn refused(status: u16, body: &[u8]) -> AfError {
+        let resp = tokio_tungstenite::tungstenite::http::Response::builder()
+            .status(status)
+            .body(Some(body.to_vec()))
+            .unwrap();
+        handshake_error(
+            tokio_tungstenite::tungstenite::Error::Http(resp.into()),
+            "ws://h:1/cdp?request_id=r",
+        )
+    }
+
+    /// A refused handshake reads as the same control-call refusal would.
     #[test]
-    fn refusal_bodies_are_read_by_their_stable_code() {
-        let busy = br#"{"code":"host_busy","message":"full"}"#;
+    fn refused_handshakes_are_decoded_like_control_calls() {
+        let busy = refused(503, br#"{"code":"host_busy","message":"full"}"#);
+        assert_eq!(busy.code, ErrorCode::HostBusy);
+        assert!(busy.message.contains("full") && busy.hint.is_some());
+        let locked = refused(409, br#"{"code":"profile_locked","message":"in use"}"#);
+        assert_eq!(locked.code, ErrorCode::ProfileLocked);
+        assert!(!locked.message.contains("request_id"), "{}", locked.message);
+        let host = refused(403, br#"{"code":"forbidden_host","message":"use an IP"}"#);
+        assert_eq!(host.code, ErrorCode::Unauthorized);
+        assert_eq!(refused(401, b"").code, ErrorCode::Unauthorized);
+        assert_eq!(refused(404, b"<html>").code, ErrorCode::InvalidEndpoint);
         assert_eq!(
-            host_refusal(Some(busy)),
-            Some((ErrorCode::HostBusy, "full".to_string()))
+            refused(500, br#"{"code":"made_up"}"#).code,
+            ErrorCode::HostUnreachable
         );
-        let locked = br#"{"code":"profile_locked","message":"in use"}"#;
-        assert_eq!(
-            host_refusal(Some(locked)).map(|r| r.0),
-            Some(ErrorCode::ProfileLocked)
-        );
-        assert_eq!(host_refusal(Some(br#"{"code":"made_up"}"#)), None);
-        assert_eq!(host_refusal(Some(b"<html>")), None);
-        assert_eq!(host_refusal(None), None);
         assert_eq!(strip_query("ws://h:1/cdp?profile=a"), "ws://h:1/cdp");
     }
 }

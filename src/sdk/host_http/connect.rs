@@ -14,35 +14,47 @@ use crate::sdk::endpoint::Endpoint;
 /// The request body every call sends (empty, JSON, or a file streamed from disk).
 pub(super) type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 
+/// A byte stream to a host: what control calls and the `/cdp` WebSocket both run over.
+pub(crate) trait HostStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> HostStream for T {}
+
+/// Open a connection to `endpoint` for a request to `path` (named in errors): a unix
+/// socket, or TCP with TLS when the endpoint says so (the one TLS configuration, see
+/// [`super::tls`]).
+pub(crate) async fn open(endpoint: &Endpoint, path: &str) -> Result<Box<dyn HostStream>, AfError> {
+    match endpoint {
+        Endpoint::Unix(socket) => {
+            let s = tokio::net::UnixStream::connect(socket)
+                .await
+                .map_err(|e| unreachable(endpoint, path, &e))?;
+            Ok(Box::new(s))
+        }
+        Endpoint::Tcp { tls, host, port } => {
+            let s = tokio::net::TcpStream::connect((host.as_str(), *port))
+                .await
+                .map_err(|e| unreachable(endpoint, path, &e))?;
+            let _ = s.set_nodelay(true);
+            if !*tls {
+                return Ok(Box::new(s));
+            }
+            let s = super::tls::handshake(host, s)
+                .await
+                .map_err(|e| tls_failed(endpoint, path, e))?;
+            Ok(Box::new(s))
+        }
+    }
+}
+
 /// Connect to `endpoint` and send `req`, the only request on that connection.
 pub(super) async fn send(
     endpoint: &Endpoint,
     req: hyper::Request<Body>,
 ) -> Result<hyper::Response<Incoming>, AfError> {
     let path = req.uri().path().to_string();
-    let sent = match endpoint {
-        Endpoint::Unix(socket) => {
-            let s = tokio::net::UnixStream::connect(socket)
-                .await
-                .map_err(|e| unreachable(endpoint, &path, &e))?;
-            exchange(s, req).await
-        }
-        Endpoint::Tcp { tls, host, port } => {
-            let s = tokio::net::TcpStream::connect((host.as_str(), *port))
-                .await
-                .map_err(|e| unreachable(endpoint, &path, &e))?;
-            let _ = s.set_nodelay(true);
-            if *tls {
-                let s = super::tls::handshake(host, s)
-                    .await
-                    .map_err(|e| tls_failed(endpoint, &path, e))?;
-                exchange(s, req).await
-            } else {
-                exchange(s, req).await
-            }
-        }
-    };
-    sent.map_err(|e| unreachable(endpoint, &path, &crate::sdk::http::errors::source_chain(&e)))
+    let stream = open(endpoint, &path).await?;
+    exchange(stream, req)
+        .await
+        .map_err(|e| unreachable(endpoint, &path, &crate::sdk::http::errors::source_chain(&e)))
 }
 
 async fn exchange<S>(

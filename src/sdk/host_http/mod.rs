@@ -23,7 +23,8 @@ use serde_json::Value;
 use crate::error::{AfError, ErrorCode};
 use crate::sdk::endpoint::Endpoint;
 
-pub(crate) use status::check;
+pub(crate) use connect::open;
+pub(crate) use status::{check, refusal};
 pub use stream::{download_to, upload_file, Received};
 
 /// A response from the host: status, headers and JSON body.
