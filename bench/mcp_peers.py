@@ -140,7 +140,8 @@ async def afhttp_page(session, url, extra, page, counter, timeout):
     rec.update(first_chars=len(text), first_bytes=len(text.encode()), first_tokens=counter.count(text),
                tokens=counter.count(text), chars=len(text), recall=page.recall(text),
                link_tokens=counter.count(links) if links else 0, images=images,
-               estimate=len(text.encode()) / 4)
+               estimate=len(text.encode()) / 4,
+               url_tokens=counter.count(text) - counter.count(cw.PATHLIKE_RE.sub("", cw.URL_RE.sub("", text))))
     sc = res.structured_content or {}
     content_file = ((sc.get("result") or {}) if isinstance(sc, dict) else {}).get("content_file")
     if content_file and os.path.exists(content_file):
@@ -283,6 +284,8 @@ def server_rows(data):
             "over10kt": sum((r.get("first_tokens") or 0) > 10_000 for r in recs),
             "over25kt": sum((r.get("first_tokens") or 0) > 25_000 for r in recs),
             "calls_max": max((r.get("calls") or 0) for r in recs) if recs else 0,
+            "url_share": (sum(r.get("url_tokens") or 0 for r in ok) / sum(r["tokens"] for r in ok))
+            if any("url_tokens" in r for r in ok) and sum(r["tokens"] for r in ok) else None,
         })
     return rows
 
@@ -309,7 +312,7 @@ def estimator_lines(data, server):
 def write_outputs(data, stamp):
     recs = data["records"]
     cols = ["page", "server", "error", "calls", "wall_ms", "tokens", "chars", "recall", "first_tokens", "first_chars",
-            "estimate", "cut", "continuation_tokens", "content_tokens", "content_recall", "link_tokens", "images",
+            "estimate", "url_tokens", "cut", "continuation_tokens", "content_tokens", "content_recall", "link_tokens", "images",
             "failure"]
     with open(os.path.join(ROOT, "bench", "mcp-peers.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -321,7 +324,7 @@ def write_outputs(data, stamp):
         f"| {r['server']} | {r['answered']}/{r['pages']} | {fmt(r['tok_med'])} / {fmt(r['tok_p90'])} | "
         f"{fmt(r['chr_med'])} / {fmt(r['chr_p90'])} | {r['share09'] * 100:.1f}% | {fmt(r['recall_med'], 3)} | "
         f"{fmt(r['per_k'], 2)} ({fmt(r['per_k_total'], 2)}) | {r['over50k']} | {r['over10kt']} / {r['over25kt']} | "
-        f"{r['calls_max']} |" for r in rows)
+        f"{r['calls_max']} | {'-' if r['url_share'] is None else format(r['url_share'] * 100, '.0f') + '%'} |" for r in rows)
     est = []
     for s in data["servers"]:
         if s in ("afhttp", "baseline", "afhttp-browser"):
@@ -362,8 +365,8 @@ continuations (default `max_length` 5,000 characters per answer){peers}. Tokens:
 text content the model reads (resource links and images not counted; `link_tokens` in the CSV has the links' lines).
 Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus_words.py`).
 
-| server | answered | tokens median / p90 | characters median / p90 | recall ≥ 0.9 | median recall | recall per 1,000 tokens: median of pages (all pages pooled) | first answer > 50,000 chars | first answer > 10,000 / 25,000 tokens | most calls for one page |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| server | answered | tokens median / p90 | characters median / p90 | recall ≥ 0.9 | median recall | recall per 1,000 tokens: median of pages (all pages pooled) | first answer > 50,000 chars | first answer > 10,000 / 25,000 tokens | most calls for one page | tokens in URLs (afhttp) |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {table}
 
 {cont_line}
