@@ -39,14 +39,38 @@ pub fn headers(
     out
 }
 
-/// A URL with any password in its userinfo replaced by `***`.
+/// A URL with any password in its userinfo replaced by `***`; also when the text does not
+/// parse as a URL (what an error message about a malformed URL quotes).
 pub fn url(raw: &str) -> String {
     match url::Url::parse(raw) {
         Ok(mut u) if u.password().is_some() => {
             let _ = u.set_password(Some(REDACTED));
             u.to_string()
         }
-        _ => raw.to_string(),
+        Ok(_) => raw.to_string(),
+        Err(_) => unparsed_url(raw),
+    }
+}
+
+/// [`url`] for text that is not a URL: the authority's userinfo (between `://` and the last
+/// `@` before the path) keeps its user, and its password becomes `***`.
+fn unparsed_url(raw: &str) -> String {
+    let Some(scheme_end) = raw.find("://").map(|i| i + 3) else {
+        return raw.to_string();
+    };
+    let rest = &raw[scheme_end..];
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_len].rfind('@') else {
+        return raw.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:{REDACTED}{}",
+            &raw[..scheme_end],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => raw.to_string(),
     }
 }
 
@@ -87,5 +111,10 @@ mod tests {
     fn url_password_redacted() {
         assert_eq!(url("http://u:pw@h/x"), "http://u:***@h/x");
         assert_eq!(url("http://h/x"), "http://h/x");
+        // Not a URL at all (a bad port, an unclosed bracket): the password still goes.
+        assert_eq!(url("http://u:pw@h:99999/x"), "http://u:***@h:99999/x");
+        assert_eq!(url("socks5://u:p@ss:w@[::1"), "socks5://u:***@[::1");
+        assert_eq!(url("http://u@[::1"), "http://u@[::1");
+        assert_eq!(url("no scheme u:pw@h"), "no scheme u:pw@h");
     }
 }

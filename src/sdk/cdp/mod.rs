@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::error::{AfError, ErrorCode};
 use crate::sdk::endpoint::Endpoint;
@@ -45,6 +46,8 @@ pub enum CallError {
     },
     /// The connection closed before the answer.
     Closed(String),
+    /// The browser's answer to this call could not be decoded.
+    Malformed(String),
     /// No answer in time.
     Timeout(String),
 }
@@ -75,6 +78,10 @@ impl CallError {
             CallError::Timeout(why) => {
                 AfError::new(ErrorCode::CdpTimeout, format!("{method}: {why}"))
             }
+            CallError::Malformed(why) => AfError::new(
+                ErrorCode::ArtifactCaptureFailed,
+                format!("{method}: the browser's answer could not be read ({why})"),
+            ),
         }
     }
 }
@@ -151,7 +158,6 @@ impl CdpConnection {
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_MESSAGE))
             .max_frame_size(Some(MAX_MESSAGE));
-        let (control, rx) = mpsc::unbounded_channel();
         // The same connection and TLS stack as the control calls.
         let connecting = async {
             let stream = crate::sdk::host_http::open(endpoint, ws_path).await?;
@@ -159,10 +165,9 @@ impl CdpConnection {
                 tokio_tungstenite::client_async_with_config(request, stream, Some(config))
                     .await
                     .map_err(|e| handshake_error(e, &url))?;
-            tokio::spawn(router::run(ws, rx));
-            Ok::<(), AfError>(())
+            Ok::<_, AfError>(ws)
         };
-        tokio::time::timeout(timeout, connecting)
+        let ws = tokio::time::timeout(timeout, connecting)
             .await
             .map_err(|_| {
                 unreachable(format!(
@@ -170,10 +175,24 @@ impl CdpConnection {
                     timeout.as_millis()
                 ))
             })??;
-        Ok(Arc::new(CdpConnection {
+        Ok(CdpConnection::start(ws))
+    }
+
+    /// Run the router over an open WebSocket.
+    fn start<S>(ws: S) -> Arc<CdpConnection>
+    where
+        S: futures_util::Stream<Item = Result<Message, WsError>>
+            + futures_util::Sink<Message, Error = WsError>
+            + Unpin
+            + Send
+            + 'static,
+    {
+        let (control, rx) = mpsc::unbounded_channel();
+        tokio::spawn(router::run(ws, rx));
+        Arc::new(CdpConnection {
             control,
             next_id: AtomicU64::new(1),
-        }))
+        })
     }
 
     /// Send `method` (to `session`, or the browser target) and wait for its result.
@@ -200,10 +219,14 @@ impl CdpConnection {
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(CallError::Closed("the connection is closed".into())),
-            Err(_) => Err(CallError::Timeout(format!(
-                "no answer within {} ms",
-                timeout.as_millis()
-            ))),
+            Err(_) => {
+                // A late answer has nobody to go to: the call leaves the pending map now.
+                let _ = self.control.send(router::Control::Forget(id));
+                Err(CallError::Timeout(format!(
+                    "no answer within {} ms",
+                    timeout.as_millis()
+                )))
+            }
         }
     }
 
@@ -249,8 +272,7 @@ impl CdpConnection {
 
 /// A failed WebSocket handshake: the host's refusal decoded like a control call's
 /// ([`crate::sdk::host_http::refusal`]), anything else an unreachable host.
-fn handshake_error(e: tokio_tungstenite::tungstenite::Error, url: &str) -> AfError {
-    use tokio_tungstenite::tungstenite::Error as WsError;
+fn handshake_error(e: WsError, url: &str) -> AfError {
     match e {
         WsError::Http(resp) => {
             let body = resp
@@ -324,5 +346,37 @@ mod tests {
             ErrorCode::HostUnreachable
         );
         assert_eq!(strip_query("ws://h:1/cdp?profile=a"), "ws://h:1/cdp");
+    }
+
+    /// A call that timed out leaves the router's pending map (it used to stay there until
+    /// the connection closed, one entry per timed-out call).
+    #[tokio::test]
+    async fn a_timed_out_call_leaves_the_pending_map() {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let mut ws = tokio_tungstenite::accept_async(server_io).await.unwrap();
+            // Read and never answer.
+            use futures_util::StreamExt;
+            while let Some(Ok(_)) = ws.next().await {}
+        });
+        let (ws, _) = tokio_tungstenite::client_async("ws://afhttp.invalid/cdp", client_io)
+            .await
+            .unwrap();
+        let conn = CdpConnection::start(ws);
+        let err = conn
+            .call(
+                None,
+                "Browser.getVersion",
+                json!({}),
+                Duration::from_millis(20),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CallError::Timeout(_)), "{err:?}");
+        let (tx, rx) = oneshot::channel();
+        conn.control.send(router::Control::Pending(tx)).unwrap();
+        assert_eq!(rx.await.unwrap(), 0);
+        conn.close();
+        server.abort();
     }
 }

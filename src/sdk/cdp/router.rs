@@ -28,6 +28,11 @@ pub enum Control {
     Subscribe(Option<String>, mpsc::UnboundedSender<CdpEvent>),
     /// Forward every event, whatever its session.
     SubscribeAll(mpsc::UnboundedSender<CdpEvent>),
+    /// Drop a call that timed out (its answer, if it ever comes, is discarded).
+    Forget(u64),
+    /// How many calls await an answer (tests).
+    #[cfg(test)]
+    Pending(oneshot::Sender<usize>),
     /// Close the socket.
     Close,
 }
@@ -63,6 +68,13 @@ where
                 }
                 Some(Control::Subscribe(session, tx)) => subscribers.push((Filter::Session(session), tx)),
                 Some(Control::SubscribeAll(tx)) => subscribers.push((Filter::All, tx)),
+                Some(Control::Forget(id)) => {
+                    pending.remove(&id);
+                }
+                #[cfg(test)]
+                Some(Control::Pending(tx)) => {
+                    let _ = tx.send(pending.len());
+                }
                 Some(Control::Close) | None => {
                     let _ = sink.send(Message::Close(None)).await;
                     break "closed by the client".to_string();
@@ -95,23 +107,19 @@ fn dispatch(
     pending: &mut HashMap<u64, oneshot::Sender<Result<Value, CallError>>>,
     subscribers: &mut Vec<(Filter, mpsc::UnboundedSender<CdpEvent>)>,
 ) {
-    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
-        return;
+    let mut v = match serde_json::from_str::<Value>(text) {
+        Ok(v) => v,
+        Err(e) => {
+            // The call this frame answers fails now instead of waiting out its timeout.
+            if let Some(reply) = leading_id(text).and_then(|id| pending.remove(&id)) {
+                let _ = reply.send(Err(CallError::Malformed(e.to_string())));
+            }
+            return;
+        }
     };
     if let Some(id) = v.get("id").and_then(Value::as_u64) {
         if let Some(reply) = pending.remove(&id) {
-            let outcome = match v.get_mut("error") {
-                Some(err) => Err(CallError::Protocol {
-                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    message: err
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown CDP error")
-                        .to_string(),
-                }),
-                None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
-            };
-            let _ = reply.send(outcome);
+            let _ = reply.send(answer(&mut v));
         }
         return;
     }
@@ -134,6 +142,41 @@ fn dispatch(
             });
         }
     }
+}
+
+/// The outcome an answer frame carries: its `result`, or its protocol `error` (an error
+/// that is not an object is a malformed answer).
+fn answer(v: &mut Value) -> Result<Value, CallError> {
+    match v.get_mut("error") {
+        Some(err) if !err.is_object() => Err(CallError::Malformed(format!(
+            "its error is not an object: {err}"
+        ))),
+        Some(err) => Err(CallError::Protocol {
+            code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown CDP error")
+                .to_string(),
+        }),
+        None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
+    }
+}
+
+/// The id of a frame that is not valid JSON, when it starts as an answer does
+/// (`{"id":N,` — the browser writes `id` first).
+fn leading_id(text: &str) -> Option<u64> {
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest
+        .strip_prefix("\"id\"")?
+        .trim_start()
+        .strip_prefix(':')?;
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -183,5 +226,30 @@ mod tests {
             Err(CallError::Protocol { code, .. }) => assert_eq!(code, -32601),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A frame that cannot be decoded fails the one call it answers, with a typed error,
+    /// instead of vanishing (the call used to wait out its whole timeout).
+    #[test]
+    fn an_undecodable_answer_fails_its_call() {
+        let mut pending = HashMap::new();
+        let (tx, mut rx) = oneshot::channel();
+        pending.insert(9, tx);
+        let (other_tx, mut other) = oneshot::channel();
+        pending.insert(10, other_tx);
+        dispatch(
+            r#"{"id":9,"result":{"data":"trunc"#,
+            &mut pending,
+            &mut Vec::new(),
+        );
+        assert!(matches!(rx.try_recv(), Ok(Err(CallError::Malformed(_)))));
+        assert!(other.try_recv().is_err(), "only its own call fails");
+        let (tx, mut rx) = oneshot::channel();
+        pending.insert(11, tx);
+        dispatch(r#"{"id":11,"error":"boom"}"#, &mut pending, &mut Vec::new());
+        assert!(matches!(rx.try_recv(), Ok(Err(CallError::Malformed(_)))));
+        assert_eq!(pending.len(), 1);
+        assert_eq!(leading_id(r#" { "id" : 42 , "#), Some(42));
+        assert_eq!(leading_id(r#"{"method":"x","id":1"#), None);
     }
 }

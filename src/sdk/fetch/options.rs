@@ -175,8 +175,10 @@ pub struct TransportOptions {
 
 /// Validate `--proxy-url`.
 pub fn parse_proxy_url(raw: &str) -> Result<Url, AfError> {
-    let url = Url::parse(raw)
-        .map_err(|e| AfError::invalid(format!("proxy_url {raw:?} is not a URL ({e})")))?;
+    let url = Url::parse(raw).map_err(|e| {
+        let shown = crate::sdk::redact::url(raw);
+        AfError::invalid(format!("proxy_url {shown:?} is not a URL ({e})"))
+    })?;
     if !matches!(url.scheme(), "http" | "https" | "socks5" | "socks5h") {
         return Err(AfError::invalid(format!(
             "proxy_url scheme {:?} is not supported (http, https, socks5, socks5h)",
@@ -218,6 +220,19 @@ pub fn parse_target_url(raw: &str) -> Result<Url, AfError> {
 
 #[cfg(test)]
 mod tests {
+    /// A malformed proxy URL's password is not echoed in the refusal (it used to be).
+    #[test]
+    fn a_malformed_proxy_url_does_not_echo_its_password() {
+        for raw in [
+            "http://user:hunter2@proxy:99999",
+            "socks5://user:hunter2@[::1",
+        ] {
+            let e = super::parse_proxy_url(raw).unwrap_err();
+            assert!(!e.message.contains("hunter2"), "{}", e.message);
+            assert!(e.message.contains("user:***@"), "{}", e.message);
+        }
+    }
+
     use super::*;
 
     #[test]
