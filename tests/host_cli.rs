@@ -341,6 +341,8 @@ fn playwright_connects_over_cdp_with_a_bearer_header() {
 
 #[test]
 fn sdk_inline_ephemeral_client() {
+    // It starts Chromium (an inline browser or a host's).
+    let _one = crate::support::chromium::lock();
     // The SDK, in-process: a private host that the client owns (the test runs as root).
     std::env::set_var("AFHTTP_NO_SANDBOX", "1");
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -386,6 +388,8 @@ fn sdk_inline_ephemeral_client() {
 
 #[test]
 fn host_logs_carry_the_fetch_request_id() {
+    // It starts Chromium (an inline browser or a host's).
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let log = fx.path().join("host.log");

@@ -66,6 +66,8 @@ fn deny_private_networks_refuses_loopback_by_name_and_ip_on_the_http_step() {
 
 #[test]
 fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step() {
+    // It starts Chromium (an inline browser or a host's).
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let private = FixtureServer::start_on("127.0.0.2");

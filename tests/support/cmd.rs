@@ -125,13 +125,6 @@ impl Cmd {
         self
     }
 
-    /// How long the run may take before it is killed and the test fails (default
-    /// [`RUN_DEADLINE`]).
-    pub fn deadline(mut self, bound: Duration) -> Self {
-        self.deadline = bound;
-        self
-    }
-
     /// Start it in the background; [`Running::finish`] waits and parses like [`Cmd::run`].
     pub fn spawn(mut self) -> Running {
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -1,5 +1,4 @@
 //! Test support: the command wrapper, fixtures and fixture servers.
-#![allow(dead_code, unused_imports)]
 
 pub mod chromium;
 pub mod cmd;
@@ -24,13 +23,13 @@ pub mod server;
 pub mod socks;
 pub mod tls;
 
-pub use cmd::{Cmd, Fixture, Run, Running};
+pub use cmd::{Cmd, Fixture, Run};
 pub use deadline::{wait_for, wait_until};
 pub use hang::HangServer;
 pub use host::{health, port_of, HostProc};
 pub use procs::{alive, browser_pid, descendants, processes_mentioning, sigkill};
 pub use proxy::HttpProxy;
-pub use server::{FixtureServer, RecordedRequest};
+pub use server::FixtureServer;
 pub use socks::Socks5Proxy;
 pub use tls::TlsFixtureServer;
 

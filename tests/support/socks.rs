@@ -69,11 +69,6 @@ impl Socks5Proxy {
         format!("socks5h://127.0.0.1:{}", self.bg.port())
     }
 
-    /// The port on 127.0.0.1.
-    pub fn port(&self) -> u16 {
-        self.bg.port()
-    }
-
     /// How many TCP connections the proxy accepted.
     pub fn connections(&self) -> usize {
         self.state.connections.load(Ordering::SeqCst)

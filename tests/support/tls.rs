@@ -10,7 +10,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
 use super::routes;
-use super::server::{serve_fixture_conn, Background, RecordedRequest, Recorder};
+use super::server::{serve_fixture_conn, Background, Recorder};
 
 /// A CA and the leaf it signed, PEM and DER.
 pub(crate) struct TestPki {
@@ -137,10 +137,5 @@ impl TlsFixtureServer {
     /// How many requests reached `path` (the path without its query).
     pub fn hits(&self, path: &str) -> usize {
         self.rec.hits(path)
-    }
-
-    /// The last request that reached `path` (the path without its query).
-    pub fn last_request(&self, path: &str) -> Option<RecordedRequest> {
-        self.rec.last_request(path)
     }
 }
