@@ -59,6 +59,8 @@ fn typescript_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
         "@modelcontextprotocol/sdk is not installed: run `npm ci --prefix tests/mcp` \
          (scripts/test.sh does)"
     );
+    // It also fetches the SPA, which renders in an inline Chromium.
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let r = client_report(
@@ -70,6 +72,38 @@ fn typescript_sdk_lists_fetches_pages_and_gets_typed_errors_over_stdio() {
     // The TypeScript SDK offers its newest version and this server takes it.
     assert_eq!(r["protocol_version"], r["protocol_version_sent"], "{r}");
     assert_stdio_report(&r, &fx);
+    assert_spa_image_and_resources(&r);
+}
+
+/// The TypeScript client over stdio: the SPA rendered by the browser, its screenshot
+/// received inline, and both artifacts read back as resources whole.
+fn assert_spa_image_and_resources(r: &Value) {
+    let spa = &r["spa"];
+    assert_eq!(spa["is_error"], false, "{spa}");
+    assert_eq!(spa["render"], "browser", "{spa}");
+    let shot = spa["screenshot_file"].as_str().expect("screenshot_file");
+    let shot_bytes = std::fs::read(shot).unwrap();
+    // What the model gets: the screenshot as taken when it is within 1568 px and 1.15 MP,
+    // else scaled to fit (a 1265x996 viewport is 1.26 MP); the line says which.
+    let image = &spa["image"];
+    assert_eq!(image["mime_type"], "image/png", "{spa}");
+    inline_image::assert_fitted(
+        image["data"].as_str().unwrap(),
+        spa["screenshot_line"].as_str().unwrap_or_default(),
+        shot,
+    );
+    let content = spa["content_file"].as_str().expect("content_file");
+    let md = &r["resources"]["content.md"];
+    assert_eq!(md["mime_type"], "text/markdown", "{md}");
+    assert_eq!(
+        md["text"].as_str().unwrap(),
+        std::fs::read_to_string(content).unwrap()
+    );
+    assert!(md["text"].as_str().unwrap().contains("Items ("), "{md}");
+    let png = &r["resources"]["page.png"];
+    assert_eq!(png["mime_type"], "image/png", "{png}");
+    assert_eq!(png["blob_bytes"], shot_bytes.len(), "{png}");
+    assert!(png["uri"].as_str().unwrap().starts_with("file://"), "{png}");
 }
 
 /// What both clients must have seen over stdio.
@@ -170,6 +204,7 @@ mod args;
 mod egress;
 mod host;
 mod http;
+mod inline_image;
 mod install;
 mod paging;
 mod resources;

@@ -30,8 +30,9 @@ pub struct McpArgs {
     /// Largest text content of one tool result, in estimated tokens (bytes / 4).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
     pub text_budget_tokens: usize,
-    /// Largest screenshot a fetch result carries inline as image content, in bytes (0:
-    /// never); a larger one is only linked (it is not downscaled).
+    /// Largest inline screenshot of a fetch result, in bytes (0: never). The screenshot is
+    /// first fitted to 1568 px and 1.15 MP (a tall page: its top, 768 px wide), then sent as
+    /// PNG, or as a smaller JPEG to fit; the full image stays an artifact.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
     pub image_max_bytes: u64,
     /// With --fleet: the member the host tools (`health`, `capabilities`, `tabs_*`,

@@ -75,18 +75,15 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         Ok(Ok(outcome)) => {
             server.record_out_dir(outcome.out_dir.clone());
             let event = Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json()));
-            let mut text = summary(&outcome, &event, server.config.text_budget_bytes);
+            let budget = server.config.text_budget_bytes;
             let mut blocks = resource_links(&outcome);
-            if let Some((image, note)) = inline_screenshot(&outcome, server.config.image_max_bytes)
-            {
-                blocks.insert(0, image);
-                text = cut_at_char(&format!("{text}{note}"), server.config.text_budget_bytes)
-                    .to_string();
-            } else if let Some(note) = screenshot_too_large(&outcome, server.config.image_max_bytes)
-            {
-                text = cut_at_char(&format!("{text}{note}"), server.config.text_budget_bytes)
-                    .to_string();
-            }
+            // The screenshot's line goes after the head; the summary gets the rest of the budget.
+            let (image, note) = inline_screenshot(&outcome, server.config.image_max_bytes)
+                .await
+                .unwrap_or_default();
+            blocks.splice(0..0, image);
+            let text = summary(&outcome, &event, budget.saturating_sub(note.len()));
+            let text = cut_at_char(&with_line_after_head(&text, &note), budget).to_string();
             tool_success(text, &event, blocks)
         }
         Ok(Err(failed)) => tool_error(&failed.0, failed.1),
@@ -107,32 +104,32 @@ fn resource_links(outcome: &FetchOutcome) -> Vec<ContentBlock> {
         .collect()
 }
 
-/// The screenshot as inline image content when it is at most `cap` bytes, with a line for
-/// the text.
-fn inline_screenshot(outcome: &FetchOutcome, cap: u64) -> Option<(ContentBlock, String)> {
+/// The screenshot fitted for the model ([`super::inline_image`]) as image content, and the
+/// line for the text that says what was sent (or why it is only linked); `None` without a
+/// screenshot.
+async fn inline_screenshot(
+    outcome: &FetchOutcome,
+    cap: u64,
+) -> Option<(Option<ContentBlock>, String)> {
     use base64::Engine;
-    let path = outcome.file(Artifact::Screenshot)?;
-    let size = std::fs::metadata(path).ok()?.len();
-    if size > cap {
-        return None;
-    }
-    let bytes = std::fs::read(path).ok()?;
-    let mime = super::resources::mime_of(path).unwrap_or("image/png");
-    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-    Some((
-        ContentBlock::image(data, mime),
-        format!("screenshot: inline ({size} bytes)\n"),
-    ))
+    let path = outcome.file(Artifact::Screenshot)?.to_path_buf();
+    let fitted = tokio::task::spawn_blocking(move || super::inline_image::fit(&path, cap))
+        .await
+        .unwrap_or_else(|e| Err(format!("screenshot: not inline (fitting it failed: {e})\n")));
+    Some(match fitted {
+        Ok(inline) => {
+            let data = base64::engine::general_purpose::STANDARD.encode(&inline.data);
+            (Some(ContentBlock::image(data, inline.mime)), inline.note)
+        }
+        Err(note) => (None, note),
+    })
 }
 
-/// The line that says a screenshot was left out of the result for its size.
-fn screenshot_too_large(outcome: &FetchOutcome, cap: u64) -> Option<String> {
-    let path = outcome.file(Artifact::Screenshot)?;
-    let size = std::fs::metadata(path).ok()?.len();
-    Some(format!(
-        "screenshot: not inline ({size} bytes, over the {cap}-byte image cap; not downscaled); \
-         read its resource_link\n"
-    ))
+/// `line` inserted after the first line of `text` (the `fetch STATUS URL` head), so the text
+/// still ends with its continuation call.
+fn with_line_after_head(text: &str, line: &str) -> String {
+    let head_end = text.find('\n').map_or(text.len(), |i| i + 1);
+    format!("{}{line}{}", &text[..head_end], &text[head_end..])
 }
 
 /// The text for the model: status, final URL, page kind, warnings, next_action, then the

@@ -15,6 +15,7 @@ pub mod fetch_tool;
 pub mod host_tools;
 #[cfg(feature = "host")]
 pub mod http;
+pub mod inline_image;
 pub mod resources;
 pub mod result;
 pub mod transport;
@@ -53,7 +54,7 @@ pub const DEFAULT_IMAGE_MAX_BYTES: u64 = 1_000_000;
 pub struct McpConfig {
     /// Largest text content of one tool result, in bytes (the token budget × 4).
     pub text_budget_bytes: usize,
-    /// Largest screenshot put inline as image content, in bytes (0: never).
+    /// Largest inline screenshot, in bytes, after fitting ([`inline_image`]); 0: never.
     pub image_max_bytes: u64,
     /// Fetch resolution (see [`ResolveFetch`]).
     pub resolve_fetch: ResolveFetch,

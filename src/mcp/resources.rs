@@ -27,6 +27,7 @@ pub fn mime_of(path: &Path) -> Option<&'static str> {
         "html" => Some("text/html"),
         "png" => Some("image/png"),
         "jpg" | "jpeg" => Some("image/jpeg"),
+        "webp" => Some("image/webp"),
         "pdf" => Some("application/pdf"),
         "b64" => Some("text/plain"),
         _ => None,

@@ -53,6 +53,7 @@ def block(c):
     elif kind == "image":
         out["mime_type"] = g(c, "mime_type", "mimeType")
         out["data_bytes"] = len(base64.b64decode(c.data))
+        out["data"] = c.data
     elif kind == "resource_link":
         out["uri"] = str(c.uri)
         out["mime_type"] = g(c, "mime_type", "mimeType")

@@ -54,7 +54,8 @@ fn run_http(program: &str, script: &str, port: u16, steps: &Value) -> Value {
 }
 
 /// The steps both clients run: a static page, an SPA (browser, screenshot inline), paging,
-/// resources, a typed error, the resource list and a refused read.
+/// resources, a typed error, the resource list, a refused read, and a tall page whose
+/// screenshot goes inline as its first screens.
 fn steps(srv: &FixtureServer) -> Value {
     json!([
         {"call": "fetch", "args": {"url": srv.url("/article")}},
@@ -65,6 +66,7 @@ fn steps(srv: &FixtureServer) -> Value {
         {"call": "fetch", "args": {"url": "http://afhttp-mcp-test.invalid/", "render": "none"}},
         {"list_resources": true},
         {"call": "read_artifact", "args": {"path": "/etc/passwd"}},
+        {"call": "fetch", "args": {"url": srv.url("/browser/tall"), "render": "always"}},
     ])
 }
 
@@ -142,7 +144,11 @@ fn assert_http_report(r: &Value, area: &Path) {
         .find(|b| b["type"] == "image")
         .unwrap_or_else(|| panic!("no inline image: {spa}"));
     assert_eq!(image["mime_type"], "image/png", "{image}");
-    assert_eq!(image["data_bytes"].as_u64().unwrap(), shot_bytes, "{image}");
+    super::inline_image::assert_fitted(
+        image["data"].as_str().unwrap(),
+        spa["text"].as_str().unwrap(),
+        shot.to_str().unwrap(),
+    );
     // Paging content.md gives the file exactly.
     let whole = std::fs::read_to_string(&content_file).unwrap();
     assert!(whole.len() > 700, "the article must need two pages");
@@ -179,6 +185,23 @@ fn assert_http_report(r: &Value, area: &Path) {
         "{}",
         s[7]
     );
+    // The tall page: its first screens inline, cropped at a readable width.
+    let tall = &s[8];
+    let (data, _, _) = super::inline_image::inline_image(tall);
+    let shot = tall["structured"]["result"]["screenshot_file"]
+        .as_str()
+        .unwrap();
+    let b64 = tall["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap()["data"]
+        .as_str()
+        .unwrap();
+    super::inline_image::assert_fitted(b64, tall["text"].as_str().unwrap(), shot);
+    assert_eq!(data.width(), 768, "{}", tall["text"]);
+    assert!(tall["text"].as_str().unwrap().contains(": the top "));
 }
 
 fn area_of(host: &HostProc) -> PathBuf {

@@ -34,6 +34,7 @@ function block(c) {
   else if (c.type === "image") {
     out.mime_type = c.mimeType;
     out.data_bytes = Buffer.from(c.data, "base64").length;
+    out.data = c.data;
   } else if (c.type === "resource_link") {
     out.uri = c.uri;
     out.mime_type = c.mimeType;

@@ -30,13 +30,20 @@ fn assert_fits(r: &Value, what: &str) {
         structured < 20_000,
         "{what}: structuredContent {structured} bytes"
     );
-    // The whole tool result: the text, the facts and one link per artifact, nothing more.
-    let whole = fetched["result_bytes"].as_u64().unwrap();
+    // The whole tool result: the text, the facts, one link per artifact and the inline
+    // screenshot (within the default 1,000,000-byte image cap), nothing more.
+    let blocks = fetched["content"].as_array().unwrap();
+    let image: u64 = blocks
+        .iter()
+        .filter_map(|b| b["data_bytes"].as_u64())
+        .inspect(|n| assert!(*n <= 1_000_000, "{what}: image {n} bytes"))
+        .map(|n| n.div_ceil(3) * 4)
+        .sum();
+    let whole = fetched["result_bytes"].as_u64().unwrap() - image;
     assert!(
         whole < BUDGET_BYTES + 2 * structured + 10_000,
-        "{what}: result {whole} bytes"
+        "{what}: result {whole} bytes besides the image"
     );
-    let blocks = fetched["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "text", "{what}");
     assert!(
         blocks[1..]

@@ -2,10 +2,13 @@
 // (@modelcontextprotocol/sdk, installed by scripts/test.sh with `npm ci --prefix tests/mcp`).
 //
 // Usage: node ts_client.mjs AFHTTP_BIN BASE_URL TMPDIR
-// Prints one JSON report on stdout with the same keys as stdio_client.py; the Rust test
-// (tests/mcp.rs) asserts on it. Every call has its own deadline; the caller bounds the run.
+// Prints one JSON report on stdout with the same keys as stdio_client.py, plus what only this
+// client checks over stdio: the SPA rendered by the browser, its screenshot received inline,
+// and artifacts read back as resources (`spa`, `resources`). The Rust test (tests/mcp.rs)
+// asserts on it. Every call has its own deadline; the caller bounds the run.
 
 import fs from "node:fs";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
@@ -22,7 +25,14 @@ const call = (client, name, args) =>
 const transport = new StdioClientTransport({
   command: afhttp,
   args: ["mcp", "--text-budget-tokens", "256"],
-  env: { TMPDIR: tmpdir, PATH: "/usr/bin:/bin", AFHTTP_LOG: "warn" },
+  // The SPA renders in an inline Chromium: as root it runs without its sandbox.
+  env: {
+    TMPDIR: tmpdir,
+    HOME: tmpdir,
+    PATH: "/usr/bin:/bin",
+    AFHTTP_LOG: "warn",
+    AFHTTP_NO_SANDBOX: "1",
+  },
   stderr: "inherit",
 });
 const client = new Client({ name: "afhttp-test-ts", version: "1" });
@@ -101,6 +111,36 @@ report.unknown_field = {
   code: errOf(res).code,
   field: errOf(res).field,
 };
+
+// The SPA: an empty shell over HTTP, so the browser renders it; its screenshot comes inline.
+res = await call(client, "fetch", { url: base + "/spa" });
+const spa = res.structuredContent?.result ?? {};
+const image = res.content.find((c) => c.type === "image");
+const links = res.content.filter((c) => c.type === "resource_link");
+report.spa = {
+  is_error: res.isError ?? false,
+  render: spa.render,
+  screenshot_file: spa.screenshot_file,
+  content_file: spa.content_file,
+  screenshot_line: textOf(res).split("\n").find((l) => l.startsWith("screenshot: ")) ?? null,
+  image: image
+    ? { mime_type: image.mimeType, data: image.data, data_bytes: Buffer.from(image.data, "base64").length }
+    : null,
+};
+// Artifacts read back by their resource_link URIs: content.md as text, the screenshot as a blob.
+report.resources = {};
+for (const file of [spa.content_file, spa.screenshot_file]) {
+  const link = links.find((l) => file && l.uri.endsWith("/" + path.basename(file)));
+  if (!link) continue;
+  const r = await client.readResource({ uri: link.uri }, { timeout: STEP_MS });
+  const c = r.contents[0] ?? {};
+  report.resources[path.basename(file)] = {
+    uri: c.uri,
+    mime_type: c.mimeType,
+    text: c.text ?? null,
+    blob_bytes: c.blob ? Buffer.from(c.blob, "base64").length : null,
+  };
+}
 
 res = await call(client, "health", {});
 report.health = res.structuredContent?.result?.status;
