@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::config::ListenerConfig;
+pub use super::refusal::ApiError;
 pub(crate) use super::request_facts::header_str;
 pub use super::request_facts::{
     client_https, host_acceptable, host_name, origin_acceptable, peer, proxy_trusted,
@@ -59,106 +60,6 @@ pub enum Access {
 pub struct ClientScheme {
     /// The client used https (directly or through a trusted local proxy).
     pub https: bool,
-}
-
-/// A refused or failed request: HTTP status plus a stable JSON `code` and a short message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiError {
-    /// HTTP status.
-    pub status: StatusCode,
-    /// Stable snake_case code.
-    pub code: &'static str,
-    /// Human text; never contains tokens, paths or upstream internals.
-    pub message: &'static str,
-}
-
-impl ApiError {
-    /// 401: the token is missing or wrong.
-    pub const UNAUTHORIZED: ApiError = ApiError {
-        status: StatusCode::UNAUTHORIZED,
-        code: "unauthorized",
-        message: "a valid token is required (Authorization: Bearer <token>)",
-    };
-    /// 403: the Host header is not an IP, `localhost` or an allowed host.
-    pub const FORBIDDEN_HOST: ApiError = ApiError {
-        status: StatusCode::FORBIDDEN,
-        code: "forbidden_host",
-        message: "requests without a bearer token must use an IP, localhost or an allowed Host",
-    };
-    /// 401: `/mcp` on a host started without a token.
-    pub const MCP_NEEDS_TOKEN: ApiError = ApiError {
-        status: StatusCode::UNAUTHORIZED,
-        code: "unauthorized",
-        message: "/mcp is served only by a host with a token (--token-secret or \
-                  --token-secret-file), to a caller sending Authorization: Bearer <token>",
-    };
-    /// 401: a token in the query of an `/mcp` request (it would end up in logs).
-    pub const QUERY_TOKEN_REFUSED: ApiError = ApiError {
-        status: StatusCode::UNAUTHORIZED,
-        code: "unauthorized",
-        message: "a token in the query is never accepted here; send Authorization: Bearer <token>",
-    };
-    /// 403: an `/mcp` request from a page of another origin.
-    pub const FORBIDDEN_MCP_ORIGIN: ApiError = ApiError {
-        status: StatusCode::FORBIDDEN,
-        code: "forbidden_origin",
-        message: "requests from another Origin are refused",
-    };
-    /// 403: an `/mcp` request whose Host is not one of this listener's names.
-    pub const FORBIDDEN_MCP_HOST: ApiError = ApiError {
-        status: StatusCode::FORBIDDEN,
-        code: "forbidden_host",
-        message: "the Host must be an IP, localhost, this machine's hostname or an --allowed-host",
-    };
-    /// 403: a WebSocket upgrade from a cross-site page.
-    pub const FORBIDDEN_ORIGIN: ApiError = ApiError {
-        status: StatusCode::FORBIDDEN,
-        code: "forbidden_origin",
-        message: "cross-origin WebSocket upgrades are refused",
-    };
-    /// 503: the browser is not up (starting, restarting, or unreachable).
-    pub const CDP_UNAVAILABLE: ApiError = ApiError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "cdp_unavailable",
-        message: "the browser is not available yet; retry shortly",
-    };
-    /// 503: a concurrency cap (`--max-clients`) is full; retryable.
-    pub const HOST_BUSY: ApiError = ApiError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "host_busy",
-        message: "the host is at its client cap (--max-clients); retry after a backoff",
-    };
-    /// 400: a malformed request (e.g. a bad target id).
-    pub const BAD_REQUEST: ApiError = ApiError {
-        status: StatusCode::BAD_REQUEST,
-        code: "invalid_argument",
-        message: "malformed request",
-    };
-    /// 404: no download with this id (unknown to the current browser, or its file is gone).
-    pub const DOWNLOAD_NOT_FOUND: ApiError = ApiError {
-        status: StatusCode::NOT_FOUND,
-        code: "not_found",
-        message: "no such download",
-    };
-    /// 404: this host serves no MCP (`--no-mcp`, or a build or host without it).
-    pub const MCP_OFF: ApiError = ApiError {
-        status: StatusCode::NOT_FOUND,
-        code: "not_found",
-        message: "this host does not serve /mcp",
-    };
-    /// 404: no such route.
-    pub const NOT_FOUND: ApiError = ApiError {
-        status: StatusCode::NOT_FOUND,
-        code: "not_found",
-        message: "no such route",
-    };
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = serde_json::json!({ "code": self.code, "message": self.message });
-        (self.status, axum::Json(body)).into_response()
-    }
 }
 
 /// Decide one request. `query` is the raw query string.

@@ -11,6 +11,7 @@ pub mod config;
 mod devtools;
 pub mod handoff;
 pub mod proxy;
+pub mod refusal;
 mod request_facts;
 pub mod routes;
 pub mod serve;

@@ -157,17 +157,7 @@ fn ephemeral_only_refusal(name: &str) -> crate::error::AfError {
 
 /// A refused profile switch as a JSON error with the stable code.
 fn switch_refusal(e: &crate::error::AfError) -> Response {
-    use crate::error::ErrorCode;
-    let status = match e.code {
-        ErrorCode::ProfileLocked | ErrorCode::ProfileMismatch => axum::http::StatusCode::CONFLICT,
-        ErrorCode::ProfileInvalidName | ErrorCode::InvalidArgument => {
-            axum::http::StatusCode::BAD_REQUEST
-        }
-        ErrorCode::BackendUnsupported => axum::http::StatusCode::NOT_IMPLEMENTED,
-        _ => axum::http::StatusCode::SERVICE_UNAVAILABLE,
-    };
-    let body = serde_json::json!({"code": e.code.as_str(), "message": e.message});
-    (status, axum::Json(body)).into_response()
+    super::refusal::ApiError::error(e.code, e.message.clone()).into_response()
 }
 
 /// Whether `id` looks like a DevTools target id (no path tricks).

@@ -31,17 +31,17 @@ const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 type Shared = Arc<ListenerState>;
 
 /// 503: the host has a provider but its display is down (restarting).
-const DISPLAY_DOWN: ApiError = ApiError {
-    status: StatusCode::SERVICE_UNAVAILABLE,
-    code: "takeover_unavailable",
-    message: "the takeover display is restarting; retry shortly",
-};
+const DISPLAY_DOWN: ApiError = ApiError::access(
+    StatusCode::SERVICE_UNAVAILABLE,
+    "takeover_unavailable",
+    "the takeover display is restarting; retry shortly",
+);
 /// 404: the host runs without a display provider.
-const NO_PROVIDER: ApiError = ApiError {
-    status: StatusCode::NOT_FOUND,
-    code: "takeover_unavailable",
-    message: "this host has no takeover display (start it with --takeover-provider)",
-};
+const NO_PROVIDER: ApiError = ApiError::access(
+    StatusCode::NOT_FOUND,
+    "takeover_unavailable",
+    "this host has no takeover display (start it with --takeover-provider)",
+);
 
 /// The `/takeover/*` auth middleware.
 ///
@@ -182,8 +182,11 @@ pub async fn mint(State(state): State<Shared>, method: Method, body: Bytes) -> R
 }
 
 fn invalid(message: &str) -> Response {
-    let body = json!({"code": "invalid_argument", "message": message});
-    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    ApiError::error(
+        crate::error::ErrorCode::InvalidArgument,
+        message.to_string(),
+    )
+    .into_response()
 }
 
 /// `/takeover/panel` and below: the panel page itself redirects to the provider's entry

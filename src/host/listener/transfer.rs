@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::auth::ApiError;
 use super::state::ListenerState;
-use crate::error::AfError;
+use crate::error::{AfError, ErrorCode};
 use crate::fsutil;
 use crate::sdk::transfer::is_guid;
 
@@ -30,10 +30,8 @@ pub struct UploadQuery {
 }
 
 fn refuse(status: StatusCode, message: String) -> Response {
-    (
-        status,
-        Json(json!({"code": "invalid_argument", "message": message})),
-    )
+    ApiError::error(ErrorCode::InvalidArgument, message)
+        .with_http_status(status)
         .into_response()
 }
 
@@ -55,11 +53,13 @@ pub async fn download(State(state): State<Arc<ListenerState>>, Path(id): Path<St
         return ApiError::DOWNLOAD_NOT_FOUND.into_response();
     };
     if record.facts.state != "completed" {
-        return (
+        return ApiError::access(
             StatusCode::CONFLICT,
-            Json(json!({"code": "download_incomplete", "message": "the download is not complete", "state": record.facts.state})),
+            "download_incomplete",
+            "the download is not complete",
         )
-            .into_response();
+        .with_detail("state", record.facts.state.clone())
+        .into_response();
     }
     // O_NOFOLLOW: a symlink planted under the guid's name is refused, never followed.
     let file = std::fs::OpenOptions::new()
@@ -91,11 +91,7 @@ pub async fn upload(
 ) -> Response {
     // Registered for every method so the auth layer answers first; only POST stores.
     if req.method() != Method::POST {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            Json(json!({"code": "invalid_argument", "message": "use POST"})),
-        )
-            .into_response();
+        return refuse(StatusCode::METHOD_NOT_ALLOWED, "use POST".into());
     }
     let Some(name) = q.name.filter(|n| valid_upload_name(n)) else {
         return refuse(
@@ -179,11 +175,7 @@ fn io_failure(e: &AfError) -> Response {
         "upload failed",
         json!({"error": e.message}),
     );
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        Json(json!({"code": "io_error", "message": "the host could not store the upload"})),
-    )
-        .into_response()
+    ApiError::error(ErrorCode::IoError, "the host could not store the upload").into_response()
 }
 
 #[cfg(test)]
