@@ -68,6 +68,9 @@ pub const MCP_OUTPUT_TTL: &str = "AFHTTP_MCP_OUTPUT_TTL";
 pub const MCP_OUTPUT_MAX_BYTES: &str = "AFHTTP_MCP_OUTPUT_MAX_BYTES";
 /// `afhttp host --mcp-allow-cdp` (a true value).
 pub const MCP_ALLOW_CDP: &str = "AFHTTP_MCP_ALLOW_CDP";
+/// `fetch --stall-cutoff-ms`: how long a third-party request may go without a response
+/// before it is cut (milliseconds; 0 = never).
+pub const STALL_CUTOFF_MS: &str = "AFHTTP_STALL_CUTOFF_MS";
 /// `afhttp host --takeover-provider`.
 pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
 /// `afhttp host --takeover-quality-percent`.

@@ -45,6 +45,11 @@ pub enum ErrorCode {
     /// The page opened a JavaScript dialog (alert, confirm, prompt, beforeunload); the fetch
     /// answered it and went on.
     DialogHandled,
+    /// Requests to another site than the page's had no response within the stall window
+    /// (`--stall-cutoff-ms`) and were cut, as a content blocker would.
+    ThirdPartyCut,
+    /// Capture happened before the document finished parsing.
+    DocumentIncomplete,
     // Configuration / profile / local.
     InvalidArgument,
     SelectorNotFound,
@@ -92,6 +97,8 @@ impl ErrorCode {
         ErrorCode::CookieSkipped,
         ErrorCode::DocumentTruncated,
         ErrorCode::DialogHandled,
+        ErrorCode::ThirdPartyCut,
+        ErrorCode::DocumentIncomplete,
         ErrorCode::InvalidArgument,
         ErrorCode::SelectorNotFound,
         ErrorCode::InvalidEndpoint,
@@ -138,6 +145,8 @@ impl ErrorCode {
             ErrorCode::CookieSkipped => "cookie_skipped",
             ErrorCode::DocumentTruncated => "document_truncated",
             ErrorCode::DialogHandled => "dialog_handled",
+            ErrorCode::ThirdPartyCut => "third_party_cut",
+            ErrorCode::DocumentIncomplete => "document_incomplete",
             ErrorCode::InvalidArgument => "invalid_argument",
             ErrorCode::SelectorNotFound => "selector_not_found",
             ErrorCode::InvalidEndpoint => "invalid_endpoint",
@@ -189,6 +198,8 @@ impl ErrorCode {
                 | ErrorCode::CookieSkipped
                 | ErrorCode::DocumentTruncated
                 | ErrorCode::DialogHandled
+                | ErrorCode::ThirdPartyCut
+                | ErrorCode::DocumentIncomplete
         )
     }
 }

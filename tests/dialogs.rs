@@ -137,3 +137,33 @@ fn dialog_is_checked_and_refused_without_a_browser() {
     let e = none.error("invalid_argument", 1);
     assert!(e["message"].as_str().unwrap().contains("dialog"), "{e}");
 }
+
+#[test]
+fn a_dialog_page_does_not_stall_or_break_the_next_fetch_on_the_same_host() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let mut host = crate::support::HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let fetch = |path: &str| {
+        fx.cmd()
+            .args(["fetch", &srv.url(path), "--render", "always"])
+            .args(["--timeout-ms", "20000", "--want", "text,console"])
+            .args(["--endpoint-url", &host.endpoint])
+            .run()
+    };
+    for path in ["/dialog/alert-load", "/dialog/alert-late"] {
+        let run = fetch(path);
+        assert_eq!(dialog_warnings(run.result()).len(), 1, "{}", run.context);
+        // The next fetch on the same host is a plain page, untouched by the dialog.
+        let next = fetch("/static");
+        let r = next.result();
+        assert_eq!(r["render"], "browser", "{r}");
+        assert!(
+            next.artifact_text("text_file").contains("Static Fixture"),
+            "{}",
+            next.context
+        );
+        assert!(dialog_warnings(r).is_empty(), "{r}");
+        assert!(dialogs(&next).is_empty(), "{}", next.context);
+    }
+    assert_eq!(host.terminate().0, 0);
+}

@@ -51,6 +51,7 @@ mod sandbox;
 mod screenshot_formats;
 mod security;
 mod skill;
+mod stall;
 mod swarm;
 mod takeover;
 mod takeover_fetch;

@@ -262,6 +262,11 @@ impl<'c> FetchBuilder<'c> {
     pub fn readiness_budget_ms(self, ms: u64) -> Self {
         self.edit(|s| s.readiness_budget_ms = Some(ms))
     }
+    /// `--stall-cutoff-ms`: how long a request to another site may go without a response
+    /// before it is cut (0 = never cut).
+    pub fn stall_cutoff_ms(self, ms: u64) -> Self {
+        self.edit(|s| s.stall_cutoff_ms = Some(ms))
+    }
     /// `--capture-ws` and `--capture-sse` (sensitive).
     pub fn capture_streams(self, websocket: bool, sse: bool) -> Self {
         self.edit(|s| {

@@ -17,6 +17,7 @@ pub mod routes_dialog;
 pub mod routes_network;
 pub mod routes_observation;
 pub mod routes_ready;
+pub mod routes_stall;
 pub mod routes_takeover;
 pub mod routes_transfer;
 pub mod server;

@@ -101,6 +101,7 @@ pub fn router() -> Router {
         .merge(super::routes_network::router())
         .merge(super::routes_observation::router())
         .merge(super::routes_ready::router())
+        .merge(super::routes_stall::router())
         .merge(super::routes_transfer::router())
         .merge(super::routes_takeover::router())
 }

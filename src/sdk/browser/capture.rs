@@ -38,6 +38,8 @@ pub struct Captured {
     pub rendered_html: Option<String>,
     /// The screenshot's facts for the result, when one was written.
     pub screenshot: Option<Value>,
+    /// When each artifact's capture ended (`trace.captured_at_ms`).
+    pub taken: Vec<(Artifact, Instant)>,
 }
 
 /// Pretty JSON with a trailing newline.
@@ -49,6 +51,10 @@ pub fn pretty(v: &Value) -> Vec<u8> {
 
 /// Longest any one capture call may take.
 const MAX_CALL: Duration = Duration::from_secs(30);
+
+/// How long a screenshot or PDF of a document that has not finished parsing may wait for a
+/// frame.
+const INCOMPLETE_PAINT_WAIT: Duration = Duration::from_secs(2);
 
 pub(super) struct Ctx<'a> {
     pub(super) conn: &'a CdpConnection,
@@ -139,11 +145,23 @@ pub async fn capture_all(
     want: &[Artifact],
     body_written: bool,
     until: Instant,
+    incomplete: bool,
 ) -> Result<Captured, AfError> {
     let cx = Ctx {
         conn,
         session,
         until,
+    };
+    // A document still parsing may have nothing to paint yet (its body is behind a blocked
+    // script): the browser produces no frame to capture, so waiting longer only delays the
+    // result. Painting captures go last, so the other artifacts are taken by then.
+    let paint_cx = || Ctx {
+        conn,
+        session,
+        until: match incomplete {
+            true => until.min(Instant::now() + INCOMPLETE_PAINT_WAIT),
+            false => until,
+        },
     };
     let mut c = Captured::default();
     // The page reads go out together: the browser answers one session's commands in order,
@@ -167,7 +185,14 @@ pub async fn capture_all(
     let order = (implicit_body && !body_written)
         .then_some(Artifact::Body)
         .into_iter();
-    for a in order.chain(want.iter().copied()) {
+    // The captures that wait for the browser to paint a frame go last: on a page that
+    // cannot paint, they run out of time without taking the others' with them.
+    let paints = |a: &Artifact| matches!(a, Artifact::Screenshot | Artifact::Pdf);
+    let painted = want.iter().copied().filter(paints);
+    for a in order
+        .chain(want.iter().copied().filter(|a| !paints(a)))
+        .chain(painted)
+    {
         let r = match a {
             Artifact::Body => body(&cx, state, req, out, &mut c, implicit_body).await,
             Artifact::RenderedHtml => match &html {
@@ -190,9 +215,9 @@ pub async fn capture_all(
             }
             Artifact::Screenshot => {
                 let metrics = prefetched_or(&mut metrics, cx.layout_metrics()).await;
-                screenshot(&cx, &req.browser, metrics, out, &mut c).await
+                screenshot(&paint_cx(), &req.browser, metrics, out, &mut c).await
             }
-            Artifact::Pdf => super::print::pdf(&cx, out, &mut c).await,
+            Artifact::Pdf => super::print::pdf(&paint_cx(), out, &mut c).await,
             Artifact::Network => network(&cx, state, req, out, request_id, &mut c).await,
             Artifact::Console => {
                 let entries = lock(state).console.clone();
@@ -228,6 +253,7 @@ pub async fn capture_all(
         if let Some(w) = r? {
             c.warnings.push(w);
         }
+        c.taken.push((a, Instant::now()));
     }
     Ok(c)
 }

@@ -16,8 +16,10 @@ pub mod identity;
 pub mod navigate;
 pub mod network;
 mod print;
+mod served;
 pub mod session;
 pub mod settle;
+pub mod stall;
 pub mod wait;
 mod workers;
 
@@ -170,6 +172,22 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
+fn ms_between(from: Instant, to: Instant) -> f64 {
+    crate::sdk::fetch::outcome::round1(to.saturating_duration_since(from).as_secs_f64() * 1000.0)
+}
+
+/// The latest a capture call may end: the readiness budget's end (counted from the commit,
+/// as the wait counts it) plus the capture reserve, so no artifact takes the result past
+/// both. An `ms:N` wait is not bounded by the budget: its reserve counts from now.
+fn capture_limit(req: &FetchRequest, state: &Shared, wait_started: Instant) -> Instant {
+    let reserve = capture_budget(req.timeout);
+    if matches!(req.browser.wait, crate::sdk::request::Wait::Ms(_)) {
+        return Instant::now() + reserve;
+    }
+    let anchor = lock(state).committed_at.unwrap_or(wait_started);
+    anchor + Duration::from_millis(req.browser.readiness_budget_ms) + reserve
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn drive(
     conn: &CdpConnection,
@@ -262,6 +280,7 @@ async fn drive(
         .unwrap_or(deadline)
         .max(Instant::now());
     trace.set("wait", json!(req.browser.wait.to_string()));
+    let mut cutter = stall::Cutter::new(req, nav_start);
     // A document's tab holds the browser's viewer, not a page: page readiness would wait
     // on a stream that never finishes.
     // A download leaves the tab on its previous document: no load event to wait for.
@@ -273,7 +292,18 @@ async fn drive(
             },
             warning: None,
         },
-        None => wait::wait(conn, s, state, &req.browser, nav_start, wait_deadline).await?,
+        None => {
+            wait::wait(
+                conn,
+                s,
+                state,
+                &req.browser,
+                nav_start,
+                wait_deadline,
+                &mut cutter,
+            )
+            .await?
+        }
     };
     let refused = {
         let st = lock(state);
@@ -288,6 +318,7 @@ async fn drive(
     if let Some(e) = refused {
         return Err(e);
     }
+    let incomplete = document.is_none() && readiness.signals["ready_state"] == "loading";
     trace.set("readiness", readiness.signals);
     trace.timing("wait", ms_since(wait_started));
     let mut warnings: Vec<Warning> = readiness.warning.into_iter().collect();
@@ -317,6 +348,7 @@ async fn drive(
     let until = deadline
         .checked_sub(capture_budget(req.timeout) / 4)
         .unwrap_or(deadline)
+        .min(capture_limit(req, state, wait_started))
         .max(Instant::now());
     let network_warnings = lock(state).network.mark_capture();
     // A viewer's stream stays open for as long as the viewer shows it.
@@ -339,10 +371,39 @@ async fn drive(
         None => (want, None),
     };
     let captured = tokio::select! {
-        r = capture::capture_all(conn, s, state, req, out, request_id, &want, from_document.is_some(), until) => r?,
+        r = capture::capture_all(conn, s, state, req, out, request_id, &want, from_document.is_some(), until, incomplete) => r?,
         why = session::crashed(state) => return Err(session::crashed_error(&why)),
     };
     let mut captured = captured;
+    let taken: serde_json::Map<String, Value> = captured
+        .taken
+        .iter()
+        .map(|(a, at)| (a.as_str().to_string(), json!(ms_between(nav_start, *at))))
+        .collect();
+    trace.set("captured_at_ms", Value::Object(taken));
+    if document.is_none() {
+        let (url, ct) = {
+            let st = lock(state);
+            let d = st.network.document();
+            let url = d.map_or_else(|| req.url.to_string(), |d| d.url.clone());
+            let ct = d.and_then(|d| {
+                d.response_headers()
+                    .into_iter()
+                    .find(|(n, _)| n == "content-type")
+                    .map(|(_, v)| v)
+                    .or_else(|| d.mime_type())
+            });
+            (url, ct)
+        };
+        let page = served::Page {
+            incomplete,
+            url: &url,
+            content_type: ct.as_deref(),
+        };
+        let (source, warning) = served::choose(&page, &want, &mut captured, out).await?;
+        trace.set("text_source", source);
+        warnings.extend(warning);
+    }
     if let Some(w) = from_document {
         captured.files.splice(0..0, w.files);
         warnings.extend(w.warnings);
@@ -356,6 +417,7 @@ async fn drive(
         return Err(session::crashed_error(&why));
     }
     warnings.extend(captured.warnings);
+    warnings.extend(cutter.warning(state));
     warnings.extend(session::dialog_warnings(
         &lock(state),
         req.browser.dialog_accept,

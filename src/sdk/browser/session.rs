@@ -308,15 +308,13 @@ pub fn on_event(st: &mut PageState, method: &str, p: &Value) {
         "Page.domContentEventFired" if st.dom_content_at.is_none() => {
             st.dom_content_at = Some(Instant::now());
         }
-        "Page.frameNavigated"
-            if st.committed_at.is_none()
-                && p["frame"]["parentId"].is_null()
-                && !p["frame"]["url"]
-                    .as_str()
-                    .unwrap_or("")
-                    .starts_with("about:") =>
-        {
-            st.committed_at = Some(Instant::now());
+        "Page.frameNavigated" if p["frame"]["parentId"].is_null() => {
+            let url = p["frame"]["url"].as_str().unwrap_or("");
+            if st.committed_at.is_none() && !url.starts_with("about:") {
+                st.committed_at = Some(Instant::now());
+            }
+            st.network
+                .main_committed(p["frame"]["loaderId"].as_str().unwrap_or(""));
         }
         "Inspector.targetCrashed" => st.crashed = Some("the renderer crashed".into()),
         "Inspector.detached" => {

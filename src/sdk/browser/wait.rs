@@ -16,6 +16,7 @@ use super::eval::evaluate;
 use super::network::{PendingRequest, State};
 use super::session::{crashed_error, lock, Shared};
 use super::settle::{self, Probe, Rule, Verdict};
+use super::stall::Cutter;
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::BrowserOptions;
@@ -104,6 +105,7 @@ pub async fn wait(
     opts: &BrowserOptions,
     nav_start: Instant,
     deadline: Instant,
+    cutter: &mut Cutter,
 ) -> Result<Readiness, AfError> {
     let started = Instant::now();
     // An `ms:N` wait is a duration the user asked for, and nothing on the page can stretch
@@ -147,6 +149,16 @@ pub async fn wait(
         } else {
             deadline
         };
+        // A stalled third party holding the page is cut (the page reloads without it).
+        if cutter
+            .check(conn, session, state, &opts.wait, call_timeout(now))
+            .await?
+        {
+            seen.probe = None;
+            seen.verdict = None;
+            seen.next_probe = Instant::now();
+            continue;
+        }
         seen.idle = (l.loaded.is_some() || l.doc_arrived)
             && l.inflight == 0
             && l.quiet >= opts.readiness_idle_ms;
@@ -196,6 +208,12 @@ pub async fn wait(
         }
         if let Wait::Ms(n) = opts.wait {
             let at = anchor + Duration::from_millis(n);
+            nap = nap.min(
+                at.saturating_duration_since(now)
+                    .max(Duration::from_millis(1)),
+            );
+        }
+        if let Some(at) = cutter.next_due(state) {
             nap = nap.min(
                 at.saturating_duration_since(now)
                     .max(Duration::from_millis(1)),
@@ -265,6 +283,7 @@ pub async fn wait(
         "stuck_requests": stuck.iter().take(MAX_STUCK).map(|(r, b)| r.to_json(*b)).collect::<Vec<_>>(),
         "parser_blocking": blocking,
         "selector_matched": matches!(opts.wait, Wait::Selector(_) | Wait::SelectorVisible(_)).then_some(seen.selector_matched),
+        "cuts": cutter.signals(),
         "waited_ms": waited,
         "timed_out": timed_out,
     });

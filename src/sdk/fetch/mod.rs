@@ -77,6 +77,9 @@ pub struct BrowserOptions {
     /// `--readiness-budget-ms`: the bound on every wait but `ms:N`, counted from the main
     /// document's arrival.
     pub readiness_budget_ms: u64,
+    /// `--stall-cutoff-ms`: how long a third-party request may go without a response before
+    /// it is cut (0 = never).
+    pub stall_cutoff_ms: u64,
     /// `--readiness-min-text-bytes`.
     pub readiness_min_text_bytes: u64,
     /// `--capture-ws`.
@@ -108,6 +111,7 @@ impl Default for BrowserOptions {
             readiness_idle_ms: 500,
             readiness_stable_ms: 200,
             readiness_budget_ms: 5000,
+            stall_cutoff_ms: 1000,
             screenshot_format: "png",
             screenshot_quality: None,
             screenshot_max_height: None,

@@ -112,6 +112,15 @@ pub struct FetchSpec {
     /// what was still pending (default 5000). Inside --timeout-ms; capture keeps its reserve.
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_budget_ms: Option<u64>,
+    /// How long a request to another site than the page's may go without a response before
+    /// it is cut (failed as a content blocker would) so the page's own content goes on; the
+    /// page is reloaded with the stalled hosts blocked when one was holding it (default 1000,
+    /// 0 = never cut). First-party requests are never cut.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MS", env = crate::env::STALL_CUTOFF_MS)
+    )]
+    pub stall_cutoff_ms: Option<u64>,
     /// Settle window for --wait auto: how long the DOM must be quiet, in milliseconds
     /// (default 200).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]

@@ -142,6 +142,7 @@ impl FetchSpec {
             ("readiness_idle_ms", self.readiness_idle_ms),
             ("readiness_stable_ms", self.readiness_stable_ms),
             ("readiness_budget_ms", self.readiness_budget_ms),
+            ("stall_cutoff_ms", self.stall_cutoff_ms),
         ] {
             if v.is_some_and(|v| v > MAX_WAIT_MS) {
                 return Err(invalid(field, format!("{field} is at most {MAX_WAIT_MS}")));
@@ -277,6 +278,7 @@ impl FetchSpec {
                 readiness_budget_ms: self
                     .readiness_budget_ms
                     .unwrap_or(defaults.readiness_budget_ms),
+                stall_cutoff_ms: self.stall_cutoff_ms.unwrap_or(defaults.stall_cutoff_ms),
                 readiness_min_text_bytes: self
                     .readiness_min_text_bytes
                     .unwrap_or(defaults.readiness_min_text_bytes),

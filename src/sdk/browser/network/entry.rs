@@ -157,6 +157,10 @@ pub struct Entry {
     pub encoded_bytes: Option<f64>,
     /// WebSocket frames or EventSource messages.
     pub stream: Option<StreamLog>,
+    /// When the collector saw the request start (the stall window counts from here).
+    pub seen: Option<std::time::Instant>,
+    /// `renderBlockingBehavior` (`Blocking`, `InBodyParserBlocking`, `NonBlocking`, ...).
+    pub render_blocking: Option<String>,
 }
 
 /// Header pairs from a CDP `Headers` object, names lower-case; CDP joins repeats with `\n`.
@@ -332,6 +336,8 @@ impl Entry {
             graphql,
             sent_at: p["timestamp"].as_f64(),
             wall_time: p["wallTime"].as_f64(),
+            seen: Some(std::time::Instant::now()),
+            render_blocking: opt_s(p, "renderBlockingBehavior"),
             ..Entry::default()
         }
     }

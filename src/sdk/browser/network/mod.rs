@@ -16,10 +16,11 @@ pub mod bodies;
 pub mod entry;
 pub mod hints;
 pub mod pending;
+pub mod stalled;
 pub mod streams;
 pub mod summary;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -76,6 +77,11 @@ pub struct NetworkLog {
     record_sse: bool,
     stream_budget: usize,
     at_capture: Option<CaptureSnapshot>,
+    /// Hosts cut for stalling (`host[:port]`, [`stalled`]).
+    cut_hosts: BTreeSet<String>,
+    /// A reload with the cut hosts blocked is under way: the next main-frame commit closes
+    /// what the old document left open.
+    superseding: bool,
 }
 
 fn s(v: &Value, key: &str) -> String {
@@ -100,6 +106,8 @@ impl NetworkLog {
             record_sse: false,
             stream_budget: streams::MAX_ITEMS_TOTAL,
             at_capture: None,
+            cut_hosts: BTreeSet::new(),
+            superseding: false,
         }
     }
 
@@ -190,13 +198,19 @@ impl NetworkLog {
             "Network.loadingFailed" => {
                 self.last_activity = Instant::now();
                 self.inflight.remove(&id);
-                if let Some(e) = self.last_hop(&id) {
+                let last = self.chains.get(&id).and_then(|h| h.last()).copied();
+                let e = last.and_then(|i| self.entries.get_mut(i));
+                if let Some(e) = e.filter(|e| !stalled::was_cut(e)) {
                     e.state = State::Failed;
                     e.ended_at = ts;
                     e.failure = Some(entry::Failure {
                         error_text: s(p, "errorText"),
                         canceled: p["canceled"].as_bool().unwrap_or(false),
-                        blocked_reason: p["blockedReason"].as_str().map(String::from),
+                        blocked_reason: stalled::blocked_reason(
+                            p["blockedReason"].as_str(),
+                            &e.url,
+                            &self.cut_hosts,
+                        ),
                         cors_error: p["corsErrorStatus"]["corsError"].as_str().map(String::from),
                     });
                 }

@@ -1,0 +1,209 @@
+//! Cutting stalled third parties (`--stall-cutoff-ms`).
+//!
+//! A request to another site than the page's (registrable domain) that has had no response
+//! for the stall window is cut when it holds the page: a parser-blocking script or a
+//! render-blocking stylesheet (any stalled third-party request under `--wait load` or
+//! `idle`, which wait for it). CDP cannot fail a request once it has gone out, so the cut
+//! blocks the stalled hosts (`Network.setBlockedURLs`, what a content blocker does) and
+//! reloads the page: the browser sees blocked requests and parses on. GET navigations only;
+//! at most [`MAX_ROUNDS`] cuts. A stalled iframe alone is navigated to `about:blank` instead
+//! (blocked URLs do not apply to frame navigations). First-party requests are never cut. See
+//! `docs/design.md` ("Stalled third parties") for the mechanisms weighed and the numbers.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::network::stalled::Stalled;
+use super::session::{lock, Shared};
+use crate::error::{AfError, ErrorCode, Warning};
+use crate::sdk::cdp::CdpConnection;
+use crate::sdk::fetch::FetchRequest;
+use crate::sdk::request::Wait;
+
+/// Reloads one fetch may make for stalled hosts.
+pub const MAX_ROUNDS: usize = 3;
+
+/// The cutting state of one browser fetch.
+#[derive(Debug)]
+pub struct Cutter {
+    /// The stall window; `None` when cutting is off (`--stall-cutoff-ms 0`).
+    window: Option<Duration>,
+    /// Why no reload is possible (a navigation with a method or body), when so.
+    no_reload: Option<&'static str>,
+    /// Hosts blocked so far.
+    blocked: BTreeSet<String>,
+    /// One entry per cut, for `trace.readiness.cuts`.
+    rounds: Vec<Value>,
+    nav_start: Instant,
+}
+
+impl Cutter {
+    /// The cutter for `req`, whose navigation started at `nav_start`.
+    pub fn new(req: &FetchRequest, nav_start: Instant) -> Cutter {
+        let ms = req.browser.stall_cutoff_ms;
+        let no_reload = (req.method != "GET" || req.body.is_some())
+            .then_some("the navigation has a method or body other than a plain GET");
+        Cutter {
+            window: (ms > 0).then(|| Duration::from_millis(ms)),
+            no_reload,
+            blocked: BTreeSet::new(),
+            rounds: Vec::new(),
+            nav_start,
+        }
+    }
+
+    fn active(&self) -> Option<Duration> {
+        match self.window {
+            Some(w) if self.no_reload.is_none() && self.rounds.len() < MAX_ROUNDS => Some(w),
+            _ => None,
+        }
+    }
+
+    /// When the next third-party request still waiting would reach the window (the wait
+    /// wakes then).
+    pub fn next_due(&self, state: &Shared) -> Option<Instant> {
+        let w = self.active()?;
+        lock(state).network.next_stall_at(w)
+    }
+
+    /// Cut when a stalled third-party request holds the page for `wait`: block every
+    /// stalled host and reload. `Ok(true)` when the page was reloaded.
+    pub async fn check(
+        &mut self,
+        conn: &CdpConnection,
+        session: &str,
+        state: &Shared,
+        wait: &Wait,
+        t: Duration,
+    ) -> Result<bool, AfError> {
+        let Some(w) = self.active() else {
+            return Ok(false);
+        };
+        let (stalled, parsed) = {
+            let st = lock(state);
+            (st.network.stalled(w), st.dom_content_at.is_some())
+        };
+        let waits_for_all = matches!(wait, Wait::Load | Wait::Idle);
+        if !stalled
+            .iter()
+            .any(|s| waits_for_all || s.blocks_page(parsed))
+        {
+            return Ok(false);
+        }
+        // A frame is navigated away; anything else needs the reload.
+        let reload = stalled.iter().any(|s| !s.is_frame());
+        let hosts: BTreeSet<String> = stalled.iter().map(|s| s.host.clone()).collect();
+        self.rounds
+            .push(round_json(&stalled, &hosts, parsed, reload, self.nav_start));
+        if !reload {
+            let ids = stalled.iter().map(|s| s.id.clone()).collect();
+            lock(state).network.cut_entries(&ids);
+            for s in &stalled {
+                let blank = json!({"url": "about:blank", "frameId": s.frame_id});
+                // A frame that went away meanwhile needs no cut.
+                let _ = conn.send(Some(session), "Page.navigate", blank, t).await;
+            }
+            return Ok(false);
+        }
+        self.blocked.extend(hosts.iter().cloned());
+        let patterns: Vec<Value> = self
+            .blocked
+            .iter()
+            .map(|h| json!({"urlPattern": format!("*://{h}/*"), "block": true}))
+            .collect();
+        conn.send(
+            Some(session),
+            "Network.setBlockedURLs",
+            json!({ "urlPatterns": patterns }),
+            t,
+        )
+        .await?;
+        {
+            let mut st = lock(state);
+            st.network.cut_hosts(&hosts);
+            // The reloaded document's own events decide from here.
+            st.dom_content_at = None;
+            st.load_at = None;
+        }
+        conn.send(Some(session), "Page.reload", json!({}), t)
+            .await
+            .map_err(|e| {
+                AfError::new(
+                    e.code,
+                    format!("reloading without the stalled third parties: {}", e.message),
+                )
+            })?;
+        Ok(true)
+    }
+
+    /// `trace.readiness.cuts`.
+    pub fn signals(&self) -> Value {
+        json!({
+            "stall_cutoff_ms": self.window.map(|w| w.as_millis() as u64).unwrap_or(0),
+            "reload_unavailable": self.no_reload,
+            "rounds": self.rounds,
+        })
+    }
+
+    fn reloads(&self) -> usize {
+        self.rounds.iter().filter(|r| r["reloaded"] == true).count()
+    }
+
+    /// The `third_party_cut` warning, naming each host with its cut requests by type.
+    pub fn warning(&self, state: &Shared) -> Option<Warning> {
+        if self.rounds.is_empty() {
+            return None;
+        }
+        let cuts = lock(state).network.cuts();
+        let total: usize = cuts.values().flat_map(|t| t.values()).sum();
+        let hosts: Vec<String> = cuts
+            .iter()
+            .map(|(host, types)| {
+                let t: Vec<String> = types.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                format!("{host} ({})", t.join(", "))
+            })
+            .collect();
+        let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
+        Some(Warning::general(
+            ErrorCode::ThirdPartyCut,
+            format!(
+                "{total} third-party request(s) cut after {window} ms without a response \
+                 (--stall-cutoff-ms){}: {}",
+                match self.reloads() {
+                    0 => String::new(),
+                    n => format!("; the page was reloaded {n} time(s) with their hosts blocked"),
+                },
+                hosts.join("; ")
+            ),
+        ))
+    }
+}
+
+/// One cut for the trace: when, and which stalled requests it found, by host and type.
+fn round_json(
+    stalled: &[Stalled],
+    hosts: &BTreeSet<String>,
+    parsed: bool,
+    reload: bool,
+    nav_start: Instant,
+) -> Value {
+    let hosts: Vec<Value> = hosts
+        .iter()
+        .map(|h| {
+            let mut types: std::collections::BTreeMap<&str, usize> = Default::default();
+            let mut blocking = false;
+            for s in stalled.iter().filter(|s| &s.host == h) {
+                *types.entry(s.resource_type.as_str()).or_default() += 1;
+                blocking |= s.blocks_page(parsed);
+            }
+            json!({"host": h, "types": types, "blocking": blocking})
+        })
+        .collect();
+    json!({
+        "at_ms": crate::sdk::fetch::outcome::round1(nav_start.elapsed().as_secs_f64() * 1000.0),
+        "hosts": hosts,
+        "reloaded": reload,
+    })
+}

@@ -1,0 +1,241 @@
+//! A stalled third party never empties a page (`--stall-cutoff-ms`): a request to another
+//! site that has no response within the stall window is cut when it holds the page (the
+//! page reloads with its host blocked), reported as `third_party_cut`, in `network.json`
+//! and in `trace.readiness.cuts`; first-party requests are waited for. When capture still
+//! comes before the document finished parsing, `document_incomplete` says so and the text
+//! comes from the served HTML (`trace.text_source`). Real Chromium; the stalled host is
+//! `HangServer` (127.0.0.2, accepts and never answers), the late one a fixture server on
+//! 127.0.0.2. Content and warnings are checked, never times.
+
+use serde_json::Value;
+
+use crate::support::{Fixture, FixtureServer, HangServer, HostProc, Run};
+
+/// `afhttp fetch URL --render always --want text,content,network EXTRA...` inline.
+fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
+    crate::support::chromium::render(fx, url, "text,content,network", extra)
+}
+
+fn codes(r: &Value) -> Vec<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn warning(r: &Value, code: &str) -> String {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == code)
+        .and_then(|w| w["message"].as_str())
+        .unwrap_or_else(|| panic!("no {code} warning: {r}"))
+        .to_string()
+}
+
+/// The page's markers are all in text.txt, a cut of `host` is reported (warning naming
+/// the host and `types`, the trace's rounds, network.json entries failed as cut).
+fn assert_cut(run: &Run, host: &str, types: &[&str], markers: &[&str]) {
+    let r = run.result();
+    let text = run.artifact_text("text_file");
+    for m in markers {
+        assert!(text.contains(m), "{m} missing from text.txt: {text}");
+    }
+    let msg = warning(r, "third_party_cut");
+    assert!(msg.contains(host), "{msg}");
+    for t in types {
+        assert!(msg.contains(t), "{t} not named: {msg}");
+    }
+    let cuts = &run.event["trace"]["readiness"]["cuts"];
+    let rounds = cuts["rounds"].as_array().unwrap();
+    assert!(!rounds.is_empty(), "{cuts}");
+    assert!(rounds[0]["at_ms"].is_number(), "{cuts}");
+    assert!(
+        rounds[0]["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["host"] == host),
+        "{cuts}"
+    );
+    let network = run.artifact_json("network_file");
+    let cut: Vec<&Value> = network["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["failure"]["blocked_reason"] == "third_party_cut")
+        .collect();
+    assert!(!cut.is_empty(), "no entry failed as cut");
+    for e in &cut {
+        assert_eq!(e["state"], "failed", "{e}");
+        assert!(e["url"].as_str().unwrap().contains(host), "{e}");
+    }
+    assert!(
+        !codes(r).contains(&"document_incomplete".to_string()),
+        "{r}"
+    );
+    assert_eq!(run.event["trace"]["text_source"], "rendered", "{r}");
+}
+
+fn no_cut(run: &Run) {
+    let r = run.result();
+    assert!(!codes(r).contains(&"third_party_cut".to_string()), "{r}");
+    let rounds = &run.event["trace"]["readiness"]["cuts"]["rounds"];
+    assert_eq!(rounds.as_array().map(Vec::len), Some(0), "{rounds}");
+}
+
+#[test]
+fn stalled_parser_blocking_scripts_in_head_and_mid_body_are_cut() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let run = render(&fx, &srv.url(&format!("/stall/head?hang={h}")), &[]);
+    assert_cut(
+        &run,
+        &h,
+        &["Script"],
+        &["stall-head-page", "after-head-script"],
+    );
+    let run = render(&fx, &srv.url(&format!("/stall/mid?hang={h}")), &[]);
+    assert_cut(
+        &run,
+        &h,
+        &["Script"],
+        &["before-mid-script", "after-mid-script"],
+    );
+}
+
+#[test]
+fn a_stalled_third_party_stylesheet_is_cut() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let run = render(&fx, &srv.url(&format!("/stall/css?hang={h}")), &[]);
+    assert_cut(&run, &h, &["Stylesheet"], &["after-stylesheet"]);
+}
+
+#[test]
+fn a_stalled_third_party_iframe_holds_nothing_and_is_cut_for_wait_load() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let url = srv.url(&format!("/stall/iframe?hang={h}"));
+    // `--wait auto` does not wait for another site's frame: nothing to cut.
+    let run = render(&fx, &url, &[]);
+    no_cut(&run);
+    let text = run.artifact_text("text_file");
+    assert!(text.contains("after-iframe"), "{text}");
+    assert_eq!(run.event["trace"]["readiness"]["ended_by"], "settled");
+    // `--wait load` does: the frame is cut and the load event comes.
+    let run = render(&fx, &url, &["--wait", "load"]);
+    assert_cut(&run, &h, &["Document"], &["iframe-page", "after-iframe"]);
+    assert_eq!(run.event["trace"]["readiness"]["ended_by"], "load");
+}
+
+#[test]
+fn a_third_party_answering_after_the_window_is_cut_and_a_slow_first_party_is_not() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let third = FixtureServer::start_on("127.0.0.2");
+    let t = format!("127.0.0.2:{}", third.port());
+    let run = render(
+        &fx,
+        &srv.url(&format!("/stall/late?third={t}&ms=2500")),
+        &["--stall-cutoff-ms", "500"],
+    );
+    assert_cut(
+        &run,
+        &t,
+        &["Script"],
+        &["before-late-script", "after-late-script"],
+    );
+    assert!(!run.artifact_text("text_file").contains("late-script-ran"));
+    // The page's own script, slower than the window but inside the budget, is waited for.
+    let run = render(
+        &fx,
+        &srv.url("/stall/first-slow?ms=1500"),
+        &["--stall-cutoff-ms", "500"],
+    );
+    no_cut(&run);
+    let text = run.artifact_text("text_file");
+    assert!(
+        text.contains("slow-script-ran") && text.contains("after-slow-first-party"),
+        "{text}"
+    );
+    assert_eq!(run.event["trace"]["readiness"]["ended_by"], "settled");
+}
+
+#[test]
+fn stall_cutoff_zero_keeps_the_budget_and_the_text_comes_from_the_served_html() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let off = ["--stall-cutoff-ms", "0", "--readiness-budget-ms", "1500"];
+    let run = render(&fx, &srv.url(&format!("/stall/head?hang={h}")), &off);
+    no_cut(&run);
+    let r = run.result();
+    let rd = &run.event["trace"]["readiness"];
+    assert_eq!(rd["ended_by"], "readiness_budget", "{rd}");
+    assert_eq!(rd["ready_state"], "loading", "{rd}");
+    let msg = warning(r, "document_incomplete");
+    assert!(msg.contains("served HTML"), "{msg}");
+    assert_eq!(run.event["trace"]["text_source"], "served_html", "{r}");
+    for file in ["text_file", "content_file"] {
+        let text = run.artifact_text(file);
+        assert!(
+            text.contains("stall-head-page") && text.contains("after-head-script"),
+            "{file}: {text}"
+        );
+    }
+    assert!(!codes(r).contains(&"artifact_empty".to_string()), "{r}");
+    // A served body without text: the warning says why the text is what was rendered.
+    let run = render(&fx, &srv.url(&format!("/stall/shell?hang={h}")), &off);
+    let r = run.result();
+    let msg = warning(r, "document_incomplete");
+    assert!(msg.contains("served HTML has no text"), "{msg}");
+    assert_eq!(run.event["trace"]["text_source"], "rendered", "{r}");
+    assert!(codes(r).contains(&"artifact_empty".to_string()), "{r}");
+    // With the default cutoff the same page renders its text.
+    let run = render(&fx, &srv.url(&format!("/stall/shell?hang={h}")), &[]);
+    assert_cut(&run, &h, &["Script"], &["shell-rendered"]);
+}
+
+#[test]
+fn a_host_cuts_the_same_way_as_the_inline_browser() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let url = srv.url(&format!("/stall/head?hang={h}"));
+    let mut host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let run = fx
+        .cmd()
+        .args(["fetch", &url, "--render", "always", "--timeout-ms", "20000"])
+        .args([
+            "--want",
+            "text,content,network",
+            "--endpoint-url",
+            &host.endpoint,
+        ])
+        .run();
+    assert_eq!(
+        run.event["trace"]["browser_host"],
+        Value::Null,
+        "{}",
+        run.context
+    );
+    assert_cut(
+        &run,
+        &h,
+        &["Script"],
+        &["stall-head-page", "after-head-script"],
+    );
+    assert_eq!(host.terminate().0, 0);
+}
