@@ -3,7 +3,8 @@
 //! was done. The full image stays the artifact (its `resource_link`).
 //!
 //! Every use of the `image` crate is here (decoding PNG, JPEG and WebP screenshots,
-//! resizing, encoding PNG and JPEG), so its releases touch one file.
+//! resizing, encoding PNG and JPEG), and of `png` (the top rows of a tall PNG), so their
+//! releases touch one file.
 //!
 //! The rule (docs/mcp.md "fetch results"): the inline image has a long side of at most
 //! [`MAX_SIDE`] and at most [`MAX_PIXELS`] pixels. A screenshot within both is sent as
@@ -128,10 +129,15 @@ pub fn fit(path: &Path, cap: u64) -> Result<Inline, String> {
             mime,
         });
     }
-    let decoded = reader()
-        .ok()
-        .and_then(|r| r.decode().ok())
-        .ok_or_else(|| not_inline(&format!("the {source} does not decode"), &shown))?;
+    // A tall PNG's crop: only its top rows are decoded; anything else is decoded whole.
+    let top = (p.rows < height).then(|| png_top(&bytes, p.rows)).flatten();
+    let decoded = match top {
+        Some(image) => image,
+        None => reader()
+            .ok()
+            .and_then(|r| r.decode().ok())
+            .ok_or_else(|| not_inline(&format!("the {source} does not decode"), &shown))?,
+    };
     let fitted = apply(&decoded, width, p);
     drop(decoded);
     let out = encode_within(fitted, cap).map_err(|why| {
@@ -152,6 +158,36 @@ pub fn fit(path: &Path, cap: u64) -> Result<Inline, String> {
         data: out.data,
         mime: out.mime,
     })
+}
+
+/// The top `rows` of a non-interlaced PNG, decoded row by row, so the rest of a tall page
+/// is never held in memory; `None` when `bytes` is not such a PNG (the caller decodes it
+/// whole).
+fn png_top(bytes: &[u8], rows: u32) -> Option<DynamicImage> {
+    let mut decoder = png::Decoder::new(Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().ok()?;
+    let (width, height, interlaced) = {
+        let info = reader.info();
+        (info.width, info.height, info.interlaced)
+    };
+    if interlaced || reader.output_color_type().1 != png::BitDepth::Eight {
+        return None;
+    }
+    let rows = rows.min(height);
+    let mut buf = Vec::with_capacity(reader.output_line_size(width)? * rows as usize);
+    for _ in 0..rows {
+        buf.extend_from_slice(reader.next_row().ok()??.data());
+    }
+    match reader.output_color_type().0 {
+        png::ColorType::Rgb => image::RgbImage::from_raw(width, rows, buf).map(Into::into),
+        png::ColorType::Rgba => image::RgbaImage::from_raw(width, rows, buf).map(Into::into),
+        png::ColorType::Grayscale => image::GrayImage::from_raw(width, rows, buf).map(Into::into),
+        png::ColorType::GrayscaleAlpha => {
+            image::GrayAlphaImage::from_raw(width, rows, buf).map(Into::into)
+        }
+        png::ColorType::Indexed => None,
+    }
 }
 
 /// The plan applied: the kept rows, resized to the planned size.
@@ -349,6 +385,27 @@ mod tests {
         );
         let why = encode_within(img, 10).err().unwrap();
         assert!(why.starts_with("even a "), "{why}");
+    }
+
+    #[test]
+    fn a_png_top_decoded_row_by_row_is_the_whole_decode_cropped() {
+        let tall = noise(100, 1000);
+        let rgb = encode_png(&tall).unwrap();
+        let mut rgba = Vec::new();
+        tall.to_rgba8()
+            .write_to(&mut Cursor::new(&mut rgba), image::ImageFormat::Png)
+            .unwrap();
+        for bytes in [rgb, rgba] {
+            let whole = image::load_from_memory(&bytes).unwrap();
+            let top = png_top(&bytes, 300).unwrap();
+            assert_eq!((top.width(), top.height()), (100, 300));
+            assert_eq!(top.as_bytes(), whole.crop_imm(0, 0, 100, 300).as_bytes());
+        }
+        assert!(png_top(b"not a png", 10).is_none());
+        let mut jpeg = Vec::new();
+        tall.write_to(&mut Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
+            .unwrap();
+        assert!(png_top(&jpeg, 10).is_none());
     }
 
     #[test]

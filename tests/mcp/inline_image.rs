@@ -110,7 +110,7 @@ fn a_tall_page_goes_inline_as_its_first_screens_and_the_text_says_so() {
     // 5000 px of a white-to-blue gradient: the top is white, the bottom blue.
     let fetch = json!([{"call": "fetch",
         "args": {"url": srv.url("/browser/tall"), "render": "always"}}]);
-    let r = run_steps(&fx, &["mcp", "--image-max-bytes", "400000"], fetch);
+    let r = run_steps(&fx, &["mcp", "--image-max-bytes", "400000"], fetch.clone());
     let step = &r["steps"][0];
     let shot = &step["structured"]["result"]["screenshot"];
     let (width, height) = (
@@ -172,9 +172,29 @@ fn a_tall_page_goes_inline_as_its_first_screens_and_the_text_says_so() {
     );
     assert!(text.contains(&said), "{said:?} not in:\n{text}");
 
+    // A cap just under that PNG: the same pixels as JPEG, or fewer, within the cap.
+    assert_eq!(mime, "image/png", "the gradient fits 400,000 bytes as PNG");
+    let cap = (bytes - 1).to_string();
+    let r = run_steps(&fx, &["mcp", "--image-max-bytes", &cap], fetch.clone());
+    let step = &r["steps"][0];
+    let (jpeg, mime, jpeg_bytes) = inline_image(step);
+    assert_eq!(mime, "image/jpeg", "{}", step["text"]);
+    assert!(jpeg_bytes < bytes, "{jpeg_bytes} bytes");
+    assert!(jpeg.width() <= w && jpeg.height() <= h);
+    let b64 = step["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap()["data"]
+        .as_str()
+        .unwrap();
+    let shot_file = step["structured"]["result"]["screenshot_file"]
+        .as_str()
+        .unwrap();
+    assert_fitted(b64, step["text"].as_str().unwrap(), shot_file);
+
     // Too small a cap for any useful image: only linked, and the text says why.
-    let fetch = json!([{"call": "fetch",
-        "args": {"url": srv.url("/browser/tall"), "render": "always"}}]);
     let r = run_steps(&fx, &["mcp", "--image-max-bytes", "100"], fetch);
     let step = &r["steps"][0];
     assert!(
