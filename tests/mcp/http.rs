@@ -191,14 +191,7 @@ fn assert_http_report(r: &Value, area: &Path) {
     let shot = tall["structured"]["result"]["screenshot_file"]
         .as_str()
         .unwrap();
-    let b64 = tall["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "image")
-        .unwrap()["data"]
-        .as_str()
-        .unwrap();
+    let b64 = super::inline_image::image_b64(tall);
     super::inline_image::assert_fitted(b64, tall["text"].as_str().unwrap(), shot);
     assert_eq!(data.width(), 768, "{}", tall["text"]);
     assert!(tall["text"].as_str().unwrap().contains(": the top "));

@@ -12,8 +12,8 @@ use crate::support::{Fixture, FixtureServer};
 const MAX_SIDE: u32 = 1568;
 const MAX_PIXELS: u32 = 1_150_000;
 
-/// The one inline image of a fetch step, decoded, with its MIME type and byte count.
-pub fn inline_image(step: &Value) -> (image::DynamicImage, String, usize) {
+/// The base64 data of the one inline image of a fetch step.
+pub fn image_b64(step: &Value) -> &str {
     let images: Vec<&Value> = step["content"]
         .as_array()
         .unwrap()
@@ -21,15 +21,23 @@ pub fn inline_image(step: &Value) -> (image::DynamicImage, String, usize) {
         .filter(|b| b["type"] == "image")
         .collect();
     assert_eq!(images.len(), 1, "{step}");
+    images[0]["data"].as_str().unwrap()
+}
+
+/// The one inline image of a fetch step, decoded, with its MIME type and byte count.
+pub fn inline_image(step: &Value) -> (image::DynamicImage, String, usize) {
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(images[0]["data"].as_str().unwrap())
+        .decode(image_b64(step))
         .unwrap();
-    assert_eq!(
-        bytes.len() as u64,
-        images[0]["data_bytes"].as_u64().unwrap()
-    );
+    let block = step["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap();
+    assert_eq!(bytes.len() as u64, block["data_bytes"].as_u64().unwrap());
     let decoded = image::load_from_memory(&bytes).unwrap();
-    let mime = images[0]["mime_type"].as_str().unwrap().to_string();
+    let mime = block["mime_type"].as_str().unwrap().to_string();
     (decoded, mime, bytes.len())
 }
 
@@ -157,14 +165,7 @@ fn a_tall_page_goes_inline_as_its_first_screens_and_the_text_says_so() {
     let shot_file = step["structured"]["result"]["screenshot_file"]
         .as_str()
         .unwrap();
-    let b64 = step["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "image")
-        .unwrap()["data"]
-        .as_str()
-        .unwrap();
+    let b64 = image_b64(step);
     assert_fitted(b64, text, shot_file);
     let format = if mime == "image/png" { "PNG" } else { "JPEG" };
     let said = format!(
@@ -181,14 +182,7 @@ fn a_tall_page_goes_inline_as_its_first_screens_and_the_text_says_so() {
     assert_eq!(mime, "image/jpeg", "{}", step["text"]);
     assert!(jpeg_bytes < bytes, "{jpeg_bytes} bytes");
     assert!(jpeg.width() <= w && jpeg.height() <= h);
-    let b64 = step["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "image")
-        .unwrap()["data"]
-        .as_str()
-        .unwrap();
+    let b64 = image_b64(step);
     let shot_file = step["structured"]["result"]["screenshot_file"]
         .as_str()
         .unwrap();
