@@ -19,7 +19,7 @@ pub struct DriverArgs {
     #[command(flatten)]
     pub host: HostArgs,
     /// Bound for the call, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    #[arg(long, value_name = "MS", default_value_t = crate::sdk::defaults::TIMEOUT_MS)]
     pub timeout_ms: u64,
     /// With --fleet: the member to talk to, by name.
     #[arg(long, value_name = "NAME")]

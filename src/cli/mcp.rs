@@ -116,7 +116,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
 fn driver_args(args: &McpArgs) -> DriverArgs {
     DriverArgs {
         host: args.host.clone(),
-        timeout_ms: 30_000,
+        timeout_ms: crate::sdk::defaults::TIMEOUT_MS,
         member: args.member.clone(),
         profile: args.profile.clone(),
     }

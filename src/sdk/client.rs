@@ -15,7 +15,7 @@ use crate::sdk::launcher::{BrowserLauncher, LaunchSpec, LaunchedBrowser};
 use crate::sdk::secret::Secret;
 
 /// Default bound for control calls and CDP commands.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_TIMEOUT: Duration = crate::sdk::defaults::TIMEOUT;
 
 /// A client of one browser host.
 pub struct Client {

@@ -10,6 +10,7 @@ pub mod challenge;
 pub mod client;
 pub mod content_type;
 pub mod cookies;
+pub mod defaults;
 pub mod documents;
 pub mod egress;
 pub mod endpoint;

@@ -34,7 +34,7 @@ pub use spec::FetchSpec;
 pub use validate::{MAX_BACKOFF_MS, MAX_NETWORK_BODY_BYTES, MAX_TIMEOUT_MS};
 
 /// Default whole-attempt timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_TIMEOUT: Duration = crate::sdk::defaults::TIMEOUT;
 /// Default cap on the main response body (1 GiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 30;
 /// Most redirects followed before `redirect_loop`.
@@ -202,7 +202,7 @@ impl FetchRequest {
             cookie_jar: None,
             implicit_jar: true,
             retry: 0,
-            backoff: Duration::from_millis(250),
+            backoff: crate::sdk::defaults::BACKOFF,
             transport: TransportOptions::default(),
             timeout: DEFAULT_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,

@@ -110,7 +110,7 @@ impl FetchSpec {
             (Some(p), false) => Some(crate::fsutil::absolute(p)),
             _ => None,
         };
-        let timeout_ms = self.timeout_ms.unwrap_or(30_000);
+        let timeout_ms = self.timeout_ms.unwrap_or(crate::sdk::defaults::TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
             return Err(invalid(
                 "timeout_ms",
@@ -121,7 +121,7 @@ impl FetchSpec {
         if retry > MAX_RETRIES {
             return Err(invalid("retry", format!("retry is at most {MAX_RETRIES}")));
         }
-        let backoff_ms = self.backoff_ms.unwrap_or(250);
+        let backoff_ms = self.backoff_ms.unwrap_or(crate::sdk::defaults::BACKOFF_MS);
         if backoff_ms > MAX_BACKOFF_MS {
             return Err(invalid(
                 "backoff_ms",

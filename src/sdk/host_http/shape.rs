@@ -21,7 +21,7 @@ fn not_a_host(route: &str, why: &str) -> AfError {
         ErrorCode::InvalidEndpoint,
         format!("the endpoint answered {route}, but not as an afhttp host: {why}"),
     )
-    .with_hint("check --endpoint-url: it must name an `afhttp host` listener")
+    .with_hint("check endpoint_url: it must name an `afhttp host` listener")
 }
 
 fn code_is(body: &Value, code: &str) -> bool {

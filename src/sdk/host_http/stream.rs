@@ -91,7 +91,7 @@ fn timed_out(path: &str, timeout: Duration) -> AfError {
             timeout.as_millis()
         ),
     )
-    .with_hint("raise --timeout-ms for large files")
+    .with_hint("raise timeout_ms for large files")
 }
 
 /// `GET path` and hand the body to `sink` chunk by chunk (at most `max_bytes`, 0 = no

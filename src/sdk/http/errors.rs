@@ -38,7 +38,7 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
             format!("TLS with {host} failed: {chain}"),
         )
         .with_hint(
-            "pass --ca-cert <pem> to trust a private CA, or --tls-insecure to skip verification",
+            "set ca_cert to a PEM file to trust a private CA, or tls_insecure to skip verification",
         );
     }
     let mut e = if err.is_body() || err.is_decode() {
@@ -53,7 +53,7 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
         )
     };
     if via_proxy {
-        e = e.with_hint("the request went through --proxy-url; check that the proxy is up");
+        e = e.with_hint("the request went through proxy_url; check that the proxy is up");
     }
     e
 }

@@ -1,0 +1,14 @@
+//! The defaults every front end shares: the CLI's flags (`default_value_t`), the MCP tools,
+//! the SDK's client and [`crate::sdk::fetch::FetchSpec::validate`] read them here, so a
+//! default changes in one place.
+
+use std::time::Duration;
+
+/// Bound of a fetch attempt, a control call or a CDP command, in milliseconds.
+pub const TIMEOUT_MS: u64 = 30_000;
+/// [`TIMEOUT_MS`] as a duration.
+pub const TIMEOUT: Duration = Duration::from_millis(TIMEOUT_MS);
+/// First delay between retries, in milliseconds (it doubles each retry).
+pub const BACKOFF_MS: u64 = 250;
+/// [`BACKOFF_MS`] as a duration.
+pub const BACKOFF: Duration = Duration::from_millis(BACKOFF_MS);
