@@ -317,7 +317,7 @@ Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, shared with other
 `bench/real_pages.py` on the {pages_n} pages of `shared/corpus/pages`, served from 127.0.0.1; network: {netns_world.DESCRIBE}.
 Each page with `--render always` (default `--want`{', plus ' + ' '.join(data['fetch_args']) if data['fetch_args'] else ''}) through a warm `afhttp host`
 (`host`) and through the inline browser (`inline`, browser start included), and with `--render none --want body,text` (`http`, the reference;
-no third party is fetched). Binary `afhttp` = `{bins['afhttp']}`{f"; `baseline` = `{bins['baseline']}`, the same fetches alternating page by page" if bins.get('baseline') else ''}.
+no third party is fetched). Binary `afhttp` = `{bins['afhttp']}`{f"; `baseline` = `{bins['baseline']}`, " + (data.get('parallel_runs') or 'the same fetches alternating page by page') if bins.get('baseline') else ''}.
 Recall: words of 4+ letters of `expected.html` found in `text.txt` (case-folded multiset, URLs removed; `bench/corpus_words.py`).
 "Over" = wall time over the readiness budget + capture reserve ({data['budget_ms']} + {data['reserve_ms']} ms). Empty = no word in
 `text.txt`; near-empty = fewer than max(20, 10% of the HTTP path's words).
