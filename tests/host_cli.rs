@@ -363,9 +363,8 @@ fn sdk_inline_ephemeral_client() {
     };
     let before = profile_dirs();
     rt.block_on(async {
-        let client = afhttp::Client::launch(&afhttp::host::inline::InlineLauncher)
-            .await
-            .unwrap();
+        // Spec §13's form; it is `Client::launch(&InlineLauncher)`.
+        let client = afhttp::Client::inline_ephemeral().await.unwrap();
         assert_eq!(client.health().await.unwrap()["status"], "ok");
         let v = client.cdp("Browser.getVersion").send().await.unwrap();
         assert!(v["product"].as_str().unwrap().contains("Chrome"));

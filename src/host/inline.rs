@@ -26,6 +26,19 @@ impl InlineLauncher {
     }
 }
 
+/// Spec §13's convenience: `Client::inline_ephemeral()` starts a private in-process host
+/// and returns a client that owns it. It lives here, in `host`, so that `sdk` names nothing
+/// above it; it is [`crate::sdk::client::Client::launch`] with [`InlineLauncher`].
+impl crate::sdk::client::Client {
+    /// A client for a private, ephemeral in-process host, stopped by [`Client::close`] or
+    /// on drop (needs the `host` feature).
+    ///
+    /// [`Client::close`]: crate::sdk::client::Client::close
+    pub async fn inline_ephemeral() -> Result<crate::sdk::client::Client, AfError> {
+        crate::sdk::client::Client::launch(&InlineLauncher).await
+    }
+}
+
 impl BrowserLauncher for InlineLauncher {
     fn launch<'a>(
         &'a self,
