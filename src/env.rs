@@ -71,6 +71,12 @@ pub const MCP_ALLOW_CDP: &str = "AFHTTP_MCP_ALLOW_CDP";
 /// `fetch --stall-cutoff-ms`: how long a third-party request may go without a response
 /// before it is cut (milliseconds; 0 = never).
 pub const STALL_CUTOFF_MS: &str = "AFHTTP_STALL_CUTOFF_MS";
+/// `afhttp mcp --text-budget-tokens` and `afhttp host --mcp-text-budget-tokens`.
+pub const MCP_TEXT_BUDGET_TOKENS: &str = "AFHTTP_MCP_TEXT_BUDGET_TOKENS";
+/// `afhttp mcp --text-budget-chars` and `afhttp host --mcp-text-budget-chars`.
+pub const MCP_TEXT_BUDGET_CHARS: &str = "AFHTTP_MCP_TEXT_BUDGET_CHARS";
+/// `afhttp mcp --image-max-bytes` and `afhttp host --mcp-image-max-bytes`.
+pub const MCP_IMAGE_MAX_BYTES: &str = "AFHTTP_MCP_IMAGE_MAX_BYTES";
 /// `afhttp host --takeover-provider`.
 pub const TAKEOVER_PROVIDER: &str = "AFHTTP_TAKEOVER_PROVIDER";
 /// `afhttp host --takeover-quality-percent`.

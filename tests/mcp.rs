@@ -150,7 +150,7 @@ fn assert_stdio_report(r: &Value, fx: &Fixture) {
     }
 
     // The fetch: the CLI's event as structuredContent, text within the budget (256 tokens
-    // = 1024 bytes), and the default want gives content.md to quote.
+    // and 1024 characters; the article is ASCII), and the default want gives lean.md to quote.
     let f = &r["fetch"];
     assert_eq!(f["is_error"], false, "{r}");
     assert_eq!(f["kind"], "result", "{r}");
@@ -206,6 +206,7 @@ mod host;
 mod http;
 mod inline_image;
 mod install;
+mod lean;
 mod paging;
 mod resources;
 
@@ -242,6 +243,15 @@ pub fn run_steps(fx: &Fixture, args: &[&str], steps: Value) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// o200k_base tokens of `text` (the tokenizer the budget is counted with; its ranks ship in
+/// the crate).
+pub fn o200k(text: &str) -> usize {
+    tiktoken_rs::o200k_base()
+        .expect("o200k_base ranks load")
+        .encode_ordinary(text)
+        .len()
 }
 
 /// Every file under `root`, relative to it.

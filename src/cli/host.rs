@@ -146,10 +146,15 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     if output_ttl.is_zero() {
         return Err(AfError::invalid("--mcp-output-ttl must be at least 1s"));
     }
+    let budget = super::mcp::budget_of(args.mcp_text_budget_tokens, args.mcp_text_budget_chars)
+        .map_err(|e| e.with_hint("check --mcp-text-budget-tokens and --mcp-text-budget-chars"))?;
     opts.mcp = (!args.no_mcp).then_some(crate::host::mcp_host::McpHostOptions {
         output_ttl,
         output_max_bytes: args.mcp_output_max_bytes,
         allow_cdp: args.mcp_allow_cdp,
+        text_budget_tokens: budget.tokens,
+        text_budget_chars: budget.chars,
+        image_max_bytes: args.mcp_image_max_bytes,
     });
     opts.startup_timeout = Duration::from_secs(30);
     opts.takeover = takeover;

@@ -113,4 +113,16 @@ pub struct HostArgs {
     /// List and serve the raw `cdp` tool on `/mcp` (it can do anything the browser can).
     #[arg(long, env = env::MCP_ALLOW_CDP, value_parser = clap::builder::FalseyValueParser::new())]
     pub mcp_allow_cdp: bool,
+    /// Largest text of one `/mcp` tool result, in o200k_base tokens (as `afhttp mcp
+    /// --text-budget-tokens`).
+    #[arg(long, value_name = "N", env = env::MCP_TEXT_BUDGET_TOKENS, default_value_t = crate::mcp::DEFAULT_TEXT_BUDGET_TOKENS)]
+    pub mcp_text_budget_tokens: usize,
+    /// Largest text of one `/mcp` tool result, in characters (as `afhttp mcp
+    /// --text-budget-chars`).
+    #[arg(long, value_name = "N", env = env::MCP_TEXT_BUDGET_CHARS, default_value_t = crate::mcp::DEFAULT_TEXT_BUDGET_CHARS)]
+    pub mcp_text_budget_chars: usize,
+    /// Largest screenshot a `/mcp` fetch result carries inline, in bytes (0: never; as
+    /// `afhttp mcp --image-max-bytes`).
+    #[arg(long, value_name = "BYTES", env = env::MCP_IMAGE_MAX_BYTES, default_value_t = crate::mcp::DEFAULT_IMAGE_MAX_BYTES)]
+    pub mcp_image_max_bytes: u64,
 }

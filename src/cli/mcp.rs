@@ -12,7 +12,11 @@ use super::reach::HostArgs;
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
-use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
+use crate::mcp::budget::Budget;
+use crate::mcp::{
+    AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_CHARS,
+    DEFAULT_TEXT_BUDGET_TOKENS,
+};
 
 /// Arguments of `afhttp mcp`: the server's options, or one of the configuration
 /// subcommands.
@@ -27,13 +31,18 @@ pub struct McpArgs {
     /// inline browser).
     #[command(flatten)]
     pub host: HostArgs,
-    /// Largest text content of one tool result, in estimated tokens (bytes / 4).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
+    /// Largest text content of one tool result, in o200k_base tokens (counted exactly); a
+    /// longer page is cut and the answer ends with the read_artifact call that reads on.
+    #[arg(long, value_name = "N", env = env::MCP_TEXT_BUDGET_TOKENS, default_value_t = DEFAULT_TEXT_BUDGET_TOKENS)]
     pub text_budget_tokens: usize,
+    /// Largest text content of one tool result, in characters (UTF-16 code units, the
+    /// structured facts included): Claude Code saves a result over 50,000 to a file.
+    #[arg(long, value_name = "N", env = env::MCP_TEXT_BUDGET_CHARS, default_value_t = DEFAULT_TEXT_BUDGET_CHARS)]
+    pub text_budget_chars: usize,
     /// Largest inline screenshot of a fetch result, in bytes (0: never). The screenshot is
     /// first fitted to 1568 px and 1.15 MP (a tall page: its top, 768 px wide), then sent as
     /// PNG, or as a smaller JPEG to fit; the full image stays an artifact.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
+    #[arg(long, value_name = "BYTES", env = env::MCP_IMAGE_MAX_BYTES, default_value_t = DEFAULT_IMAGE_MAX_BYTES)]
     pub image_max_bytes: u64,
     /// With --fleet: the member the host tools (`health`, `capabilities`, `tabs_*`,
     /// `takeover`, `cdp`) talk to, by name. Fetches route by their own profile.
@@ -58,10 +67,10 @@ pub struct McpArgs {
 /// Run `afhttp mcp` until the client closes stdin; an event is printed only when the server
 /// cannot start or fails (stdout is the protocol channel while it runs).
 pub fn run(args: McpArgs) -> Option<Event> {
-    if args.text_budget_tokens < 256 || args.text_budget_tokens > 10_000_000 {
-        let e = AfError::invalid("--text-budget-tokens must be between 256 and 10000000");
-        return Some(Event::error(&e, None));
-    }
+    let text_budget = match budget_of(args.text_budget_tokens, args.text_budget_chars) {
+        Ok(b) => b,
+        Err(e) => return Some(Event::error(&e, None)),
+    };
     // Always on for MCP (a model that reads untrusted pages chooses the URLs): link-local
     // and metadata addresses refused, and with --deny-private-networks private ones too.
     let egress =
@@ -78,7 +87,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
     let client_args = args.clone();
     let host_args = args.clone();
     let config = McpConfig {
-        text_budget_bytes: args.text_budget_tokens.saturating_mul(4),
+        text_budget,
         image_max_bytes: args.image_max_bytes,
         resolve_fetch: Arc::new(move |spec| {
             super::fetch::resolve(FetchArgs {
@@ -120,4 +129,22 @@ fn driver_args(args: &McpArgs) -> DriverArgs {
         member: args.member.clone(),
         profile: args.profile.clone(),
     }
+}
+
+/// The text budget from `--text-budget-tokens` and `--text-budget-chars` (also the host's
+/// `--mcp-text-budget-*`), checked.
+pub(crate) fn budget_of(tokens: usize, chars: usize) -> Result<Budget, AfError> {
+    if !(256..=10_000_000).contains(&tokens) {
+        return Err(
+            AfError::invalid("the text budget must be between 256 and 10000000 tokens")
+                .with_field("text_budget_tokens"),
+        );
+    }
+    if !(1024..=40_000_000).contains(&chars) {
+        return Err(AfError::invalid(
+            "the text budget must be between 1024 and 40000000 characters",
+        )
+        .with_field("text_budget_chars"));
+    }
+    Ok(Budget { tokens, chars })
 }

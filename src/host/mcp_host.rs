@@ -14,6 +14,12 @@ pub struct McpHostOptions {
     pub output_max_bytes: u64,
     /// List and serve the `cdp` tool.
     pub allow_cdp: bool,
+    /// Text budget of one tool result, in o200k_base tokens.
+    pub text_budget_tokens: usize,
+    /// Text budget of one tool result, in characters (UTF-16 code units).
+    pub text_budget_chars: usize,
+    /// Largest screenshot put inline, in bytes (0: never).
+    pub image_max_bytes: u64,
 }
 
 #[cfg(feature = "mcp")]
@@ -30,7 +36,8 @@ mod served {
     use crate::host::listener::{ListenerState, TokenSecret};
     use crate::host::log::{log, Level};
     use crate::mcp::area::{self, ArtifactArea};
-    use crate::mcp::{AfhttpMcp, McpConfig, DEFAULT_IMAGE_MAX_BYTES, DEFAULT_TEXT_BUDGET_TOKENS};
+    use crate::mcp::budget::Budget;
+    use crate::mcp::{AfhttpMcp, McpConfig};
     use crate::sdk::client::Client;
     use crate::sdk::endpoint::Endpoint;
     use crate::sdk::secret::Secret;
@@ -40,6 +47,8 @@ mod served {
         own: Arc<OnceLock<Endpoint>>,
         area: Arc<ArtifactArea>,
         served: bool,
+        /// The results' limits, for the ready document.
+        limits: Value,
     }
 
     impl McpLink {
@@ -76,6 +85,7 @@ mod served {
                 "output_dir": self.area.root(),
                 "output_ttl_s": self.area.ttl().as_secs(),
                 "output_max_bytes": self.area.max_bytes(),
+                "limits": self.limits,
             });
             Ok((pruner, doc))
         }
@@ -112,8 +122,11 @@ mod served {
         let fetch_token = token.clone();
         let client_for_docs = client.clone();
         let config = McpConfig {
-            text_budget_bytes: DEFAULT_TEXT_BUDGET_TOKENS * 4,
-            image_max_bytes: DEFAULT_IMAGE_MAX_BYTES,
+            text_budget: Budget {
+                tokens: opts.text_budget_tokens,
+                chars: opts.text_budget_chars,
+            },
+            image_max_bytes: opts.image_max_bytes,
             resolve_fetch: Arc::new(move |spec| {
                 let request = spec.validate()?;
                 let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
@@ -127,8 +140,21 @@ mod served {
         };
         let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));
         let served = token.is_some();
+        let limits = json!({
+            "text_budget_tokens": opts.text_budget_tokens,
+            "text_budget_chars": opts.text_budget_chars,
+            "image_max_bytes": opts.image_max_bytes,
+        });
         let state = state.with_mcp(Arc::new(crate::mcp::http::endpoint(server)));
-        (state, Ok(McpLink { own, area, served }))
+        (
+            state,
+            Ok(McpLink {
+                own,
+                area,
+                served,
+                limits,
+            }),
+        )
     }
 
     fn not_ready() -> AfError {

@@ -7,7 +7,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::result::{cut_at_char, tool_error};
+use super::budget::{self, Budget};
+use super::result::tool_error;
 use super::AfhttpMcp;
 use crate::error::AfError;
 
@@ -24,11 +25,12 @@ pub struct ReadArtifactArgs {
     /// How much to return: bytes or lines (default and maximum: the text budget).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// `bytes` (default), `lines`, or `entries` (the `entries` of network.json and
-    /// console.json, the `nodes` of observation.json; offset and limit count entries).
+    /// `bytes` (default), `lines`, or `entries` (the `links` of links.json, the `entries` of
+    /// network.json and console.json, the `nodes` of observation.json; offset and limit
+    /// count entries).
     #[serde(default)]
     pub unit: Option<String>,
-    /// With `unit: "entries"`: only the network or console entries that match.
+    /// With `unit: "entries"`: only the links, network or console entries that match.
     #[serde(default)]
     pub filter: Option<super::entries::EntryFilter>,
 }
@@ -39,7 +41,7 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         Ok(a) => a,
         Err(e) => return tool_error(&e, None),
     };
-    let budget = server.config.text_budget_bytes;
+    let budget = server.config.text_budget;
     let dirs = server.known_out_dirs();
     match tokio::task::spawn_blocking(move || read(&args, &dirs, budget)).await {
         Ok(Ok((text, facts))) => {
@@ -56,16 +58,27 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
 fn read(
     args: &ReadArtifactArgs,
     dirs: &[PathBuf],
-    budget: usize,
+    budget: Budget,
 ) -> Result<(String, Value), AfError> {
     let path = inside_out_dir(&args.path, dirs)?;
     let unit = args.unit.as_deref().unwrap_or("bytes");
     if args.filter.is_some() && unit != "entries" {
         return Err(on_field("filter", "filter needs unit \"entries\""));
     }
-    let budget = budget.max(1);
-    let bytes_room = budget.saturating_sub(300).max(1) as u64;
-    let limit = args.limit.unwrap_or(bytes_room);
+    // What the page may fill once the header (a path and a few numbers) is written.
+    let header_room = format!(
+        "{} (entries 0000000000..0000000000 of 0000000000 matching, 0000000000 in the file); \
+         read on with offset 0000000000\n",
+        path.display()
+    );
+    let room = budget.less(&header_room);
+    let room = Budget {
+        tokens: room.tokens.saturating_sub(8).max(1),
+        chars: room.chars.max(1),
+    };
+    // A UTF-8 character is at most 3 bytes per UTF-16 unit.
+    let bytes_room = (room.chars as u64).saturating_mul(3).max(4);
+    let limit = args.limit.unwrap_or(u64::MAX);
     if limit == 0 {
         return Err(on_field("limit", "limit must be at least 1"));
     }
@@ -94,6 +107,12 @@ fn read(
                     keep = buf.len();
                 }
             }
+            // Within the tokens and characters too; a file that is not UTF-8 (bytes shown
+            // lossily) keeps at most one byte per token and per character.
+            keep = match std::str::from_utf8(&buf[..keep]) {
+                Ok(text) => room.fit(text),
+                Err(_) => keep.min(room.tokens / 2).min(room.chars / 2).max(1),
+            };
             let text = String::from_utf8_lossy(&buf[..keep]).into_owned();
             let end = args.offset + keep as u64;
             (text, (end < total).then_some(end), keep as u64)
@@ -105,14 +124,24 @@ fn read(
             let start = (args.offset as usize).min(lines.len());
             let mut text = String::new();
             let mut n = 0usize;
-            for line in lines.iter().skip(start).take(limit as usize) {
-                if text.len() + line.len() > bytes_room as usize {
+            let mut left = room;
+            for line in lines
+                .iter()
+                .skip(start)
+                .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            {
+                // Counted line by line (one token of slack each: a line's count alone may
+                // differ by one from its count inside the page).
+                let (t, c) = (budget::tokens(line) + 1, budget::chars(line));
+                if t > left.tokens || c > left.chars {
                     if n == 0 {
-                        text.push_str(cut_at_char(line, bytes_room as usize));
+                        text.push_str(&line[..room.fit(line)]);
                         n = 1;
                     }
                     break;
                 }
+                left.tokens -= t;
+                left.chars -= c;
                 text.push_str(line);
                 n += 1;
             }
@@ -120,13 +149,7 @@ fn read(
             (text, (end < lines.len()).then_some(end as u64), n as u64)
         }
         "entries" => {
-            return super::entries::page(
-                &path,
-                args.offset,
-                args.limit,
-                args.filter.as_ref(),
-                bytes_room as usize,
-            )
+            return super::entries::page(&path, args.offset, args.limit, args.filter.as_ref(), room)
         }
         other => {
             return Err(on_field(

@@ -5,7 +5,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::result::{cut_at_char, tool_error, tool_success};
+use super::budget::Budget;
+use super::result::{tool_error, tool_success};
 use super::AfhttpMcp;
 use crate::envelope::Event;
 use crate::error::AfError;
@@ -45,7 +46,7 @@ pub struct CdpArgs {
 
 /// Run one of this file's tools.
 pub async fn call(server: &AfhttpMcp, tool: &str, args: Map<String, Value>) -> CallToolResult {
-    let budget = server.config.text_budget_bytes;
+    let budget = server.config.text_budget;
     let ran = match tool {
         "tabs_list" => {
             let _: super::host_tools::NoArgs = match super::decode_args(tool, args) {
@@ -121,10 +122,15 @@ pub async fn call(server: &AfhttpMcp, tool: &str, args: Map<String, Value>) -> C
 
 /// The event as text and structuredContent; a CDP answer larger than the budget is cut in
 /// the text and left out of structuredContent (which then says how large it was).
-fn within_budget(event: Event, budget: usize) -> CallToolResult {
+fn within_budget(event: Event, budget: Budget) -> CallToolResult {
     let mut v = event.to_json(false);
     let whole = v["result"].to_string();
-    let text = cut_at_char(&whole, budget).to_string();
+    // Half the characters each for the text and the structured copy of the same answer.
+    let half = Budget {
+        chars: budget.chars / 2,
+        ..budget
+    };
+    let text = whole[..half.fit(&whole)].to_string();
     if text.len() < whole.len() {
         if let Some(Value::Object(r)) = v.get_mut("result") {
             if r.remove("result").is_some() {

@@ -1,15 +1,16 @@
-//! `read_artifact` with `unit: "entries"`: pages of a JSON artifact's list (`network.json`
-//! and `console.json` `entries`, `observation.json` `nodes`), by index, with a filter for
-//! network entries.
+//! `read_artifact` with `unit: "entries"`: pages of a JSON artifact's list (`links.json`
+//! `links`, `network.json` and `console.json` `entries`, `observation.json` `nodes`), by
+//! index, with a filter for links and network entries.
 
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::budget::{self, Budget};
 use crate::error::AfError;
 
-/// Which network entries to keep (every given condition must hold).
+/// Which links or network entries to keep (every given condition must hold).
 #[derive(Debug, Default, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EntryFilter {
@@ -23,11 +24,21 @@ pub struct EntryFilter {
     /// A substring of the entry's URL.
     #[serde(default)]
     pub url_contains: Option<String>,
+    /// links.json: only links on the page's own site (`true`) or only others (`false`).
+    #[serde(default)]
+    pub same_site: Option<bool>,
+    /// links.json: a substring of the link's text, case-insensitive.
+    #[serde(default)]
+    pub text_contains: Option<String>,
 }
 
 impl EntryFilter {
     fn is_empty(&self) -> bool {
-        self.resource_type.is_none() && self.status.is_none() && self.url_contains.is_none()
+        self.resource_type.is_none()
+            && self.status.is_none()
+            && self.url_contains.is_none()
+            && self.same_site.is_none()
+            && self.text_contains.is_none()
     }
 
     /// Check the status pattern once, before reading the file.
@@ -77,6 +88,20 @@ impl EntryFilter {
                 return false;
             }
         }
+        if let Some(same) = self.same_site {
+            if entry["same_site"].as_bool() != Some(same) {
+                return false;
+            }
+        }
+        if let Some(t) = &self.text_contains {
+            let t = t.to_lowercase();
+            if !entry["text"]
+                .as_str()
+                .is_some_and(|text| text.to_lowercase().contains(&t))
+            {
+                return false;
+            }
+        }
         true
     }
 }
@@ -87,7 +112,7 @@ pub fn page(
     offset: u64,
     limit: Option<u64>,
     filter: Option<&EntryFilter>,
-    room: usize,
+    room: Budget,
 ) -> Result<(String, Value), AfError> {
     if let Some(f) = filter {
         f.check()?;
@@ -100,20 +125,20 @@ pub fn page(
                     .with_field("unit")
             })
         })?;
-    let (key, list) = ["entries", "nodes"]
+    let (key, list) = ["links", "entries", "nodes"]
         .iter()
         .find_map(|k| doc.get(*k).and_then(Value::as_array).map(|l| (*k, l)))
         .ok_or_else(|| {
             AfError::invalid(format!(
-                "{} has no entries or nodes list; read it by bytes or lines",
+                "{} has no links, entries or nodes list; read it by bytes or lines",
                 path.display()
             ))
             .with_field("unit")
         })?;
     let filter = filter.filter(|f| !f.is_empty());
-    if filter.is_some() && key != "entries" {
+    if filter.is_some() && key == "nodes" {
         return Err(
-            AfError::invalid("filter applies to network and console entries only")
+            AfError::invalid("filter applies to links, network and console entries only")
                 .with_field("filter"),
         );
     }
@@ -126,9 +151,16 @@ pub fn page(
     let limit = limit.unwrap_or(u64::MAX) as usize;
     let mut text = String::new();
     let mut indexes = Vec::new();
+    let mut left = room;
     for (index, entry) in matched.iter().skip(start).take(limit) {
-        let line = format!("{}\n", json!({"index": index, key: entry}));
-        if text.len() + line.len() > room {
+        // A link carries its own index; other entries are wrapped with theirs.
+        let line = match key {
+            "links" => format!("{entry}\n"),
+            _ => format!("{}\n", json!({"index": index, key: entry})),
+        };
+        // Counted line by line, one token of slack each.
+        let (t, c) = (budget::tokens(&line) + 1, budget::chars(&line));
+        if t > left.tokens || c > left.chars {
             if indexes.is_empty() {
                 // One entry larger than the whole budget: say so rather than cut JSON.
                 text.push_str(&format!(
@@ -139,6 +171,8 @@ pub fn page(
             }
             break;
         }
+        left.tokens -= t;
+        left.chars -= c;
         text.push_str(&line);
         indexes.push(*index);
     }
@@ -184,6 +218,7 @@ mod tests {
             resource_type: t.map(Into::into),
             status: s.map(Into::into),
             url_contains: u.map(Into::into),
+            ..EntryFilter::default()
         };
         assert!(f(Some("xhr"), None, None).keeps(&e));
         assert!(f(None, Some("404"), Some("/api/")).keeps(&e));
@@ -206,11 +241,11 @@ mod tests {
             resource_type: Some("xhr".into()),
             ..EntryFilter::default()
         };
-        let (_, facts) = page(&path, 1, Some(2), Some(&filter), 10_000).unwrap();
+        let (_, facts) = page(&path, 1, Some(2), Some(&filter), Budget::default()).unwrap();
         assert_eq!(facts["indexes"], json!([2, 4]));
         assert_eq!(facts["matched_entries"], 5);
         assert_eq!(facts["next_offset"], 3);
-        let (_, facts) = page(&path, 3, None, Some(&filter), 10_000).unwrap();
+        let (_, facts) = page(&path, 3, None, Some(&filter), Budget::default()).unwrap();
         assert_eq!(facts["indexes"], json!([6, 8]));
         assert_eq!(facts["eof"], true);
     }

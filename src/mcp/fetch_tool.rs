@@ -3,21 +3,39 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use super::result::{cut_at_char, tool_error, tool_success};
+use super::result::{tool_error, tool_success};
 use super::AfhttpMcp;
 use crate::envelope::Event;
 use crate::error::AfError;
 use crate::profile::outputs_root;
 use crate::sdk::artifact::Artifact;
 use crate::sdk::fetch::{self as sdk_fetch, FetchOutcome, FetchSpec};
+use crate::sdk::request::NetworkBodies;
 
 /// What the HTTP path writes for MCP when the caller names no `want`: the text projections
-/// too, so the summary always has `content.md` to quote.
-const MCP_HTTP_WANT: [Artifact; 4] = [
+/// too, so the answer always has `lean.md` to quote and `links.json` behind it.
+const MCP_HTTP_WANT: [Artifact; 6] = [
     Artifact::Body,
     Artifact::Text,
     Artifact::Content,
     Artifact::ContentJson,
+    Artifact::Lean,
+    Artifact::Links,
+];
+
+/// What a browser render writes for MCP when the caller names no `want`: what the answer
+/// reads (the text projections, the inline screenshot, the network's counts), with network
+/// bodies off unless `network_bodies` asks; rendered HTML, console, observation, storage,
+/// PDF and bodies come on request.
+const MCP_BROWSER_WANT: [Artifact; 8] = [
+    Artifact::Body,
+    Artifact::Text,
+    Artifact::Content,
+    Artifact::ContentJson,
+    Artifact::Lean,
+    Artifact::Links,
+    Artifact::Screenshot,
+    Artifact::Network,
 ];
 
 /// Run the `fetch` tool.
@@ -45,7 +63,9 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     // run on a blocking thread with a runtime of their own.
     let ran = tokio::task::spawn_blocking(move || {
         let mut request = match resolve(spec) {
-            Ok(r) if default_want => r.with_http_default_want(MCP_HTTP_WANT.to_vec()),
+            Ok(r) if default_want => r
+                .with_http_default_want(MCP_HTTP_WANT.to_vec())
+                .with_browser_defaults(MCP_BROWSER_WANT.to_vec(), NetworkBodies::Off),
             Ok(r) => r,
             Err(e) => return Err(Box::new((e, None))),
         };
@@ -75,15 +95,20 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
         Ok(Ok(outcome)) => {
             server.record_out_dir(outcome.out_dir.clone());
             let event = Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json()));
-            let budget = server.config.text_budget_bytes;
             let mut blocks = resource_links(&outcome);
-            // The screenshot's line goes after the head; the summary gets the rest of the budget.
+            // The screenshot's line goes in the head; the page gets the rest of the budget.
             let (image, note) = inline_screenshot(&outcome, server.config.image_max_bytes)
                 .await
                 .unwrap_or_default();
             blocks.splice(0..0, image);
-            let text = summary(&outcome, &event, budget.saturating_sub(note.len()));
-            let text = cut_at_char(&with_line_after_head(&text, &note), budget).to_string();
+            // The structured facts count against the characters too (a client may show
+            // them), leaving the text at least half.
+            let facts = event.to_json(false).to_string();
+            let whole = server.config.text_budget;
+            let facts = super::budget::chars(&facts).min(whole.chars / 2);
+            let budget = whole.less_chars(facts);
+            let notes: Vec<String> = (!note.is_empty()).then_some(note).into_iter().collect();
+            let text = super::answer::text(&outcome, &event, budget, &notes);
             tool_success(text, &event, blocks)
         }
         Ok(Err(failed)) => tool_error(&failed.0, failed.1),
@@ -123,83 +148,4 @@ async fn inline_screenshot(
         }
         Err(note) => (None, note),
     })
-}
-
-/// `line` inserted after the first line of `text` (the `fetch STATUS URL` head), so the text
-/// still ends with its continuation call.
-fn with_line_after_head(text: &str, line: &str) -> String {
-    let head_end = text.find('\n').map_or(text.len(), |i| i + 1);
-    format!("{}{line}{}", &text[..head_end], &text[head_end..])
-}
-
-/// The text for the model: status, final URL, page kind, warnings, next_action, then the
-/// start of `content.md`, the whole within `budget` bytes, saying how to read on.
-pub fn summary(outcome: &FetchOutcome, event: &Event, budget: usize) -> String {
-    let v = event.to_json(false);
-    let r = &v["result"];
-    let mut head = format!(
-        "fetch {} {} (render {}",
-        outcome.status,
-        r["final_url"].as_str().unwrap_or(&outcome.final_url),
-        outcome.render_used
-    );
-    if let Some(kind) = r.get("page_kind").filter(|k| !k.is_null()) {
-        head.push_str(&format!(", page kind {}", plain(kind)));
-    }
-    head.push_str(")\n");
-    if let Some(w) = r.get("warnings").and_then(Value::as_array) {
-        if !w.is_empty() {
-            let codes: Vec<String> = w
-                .iter()
-                .map(|x| x.get("code").map(plain).unwrap_or_else(|| plain(x)))
-                .collect();
-            head.push_str(&format!("warnings: {}\n", codes.join(", ")));
-        }
-    }
-    if let Some(next) = r.get("next_action").filter(|n| !n.is_null()) {
-        head.push_str(&format!("next_action: {next}\n"));
-    }
-    head.push_str(&format!(
-        "artifacts: {} (paths in structuredContent; one resource_link each)\n",
-        outcome.out_dir.display()
-    ));
-    let Some(content) = outcome.file(Artifact::Content) else {
-        head.push_str("no content.md was written (want did not include content)\n");
-        return cut_at_char(&head, budget).to_string();
-    };
-    let text = match std::fs::read(content) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => {
-            head.push_str(&format!("content.md could not be read: {e}\n"));
-            return cut_at_char(&head, budget).to_string();
-        }
-    };
-    let path = content.display().to_string();
-    let header = format!("--- content.md ({} bytes) ---\n", text.len());
-    // Room for the closing note, whose length depends only on the path and an offset.
-    let note_room = path.len() + 200;
-    let room = budget.saturating_sub(head.len() + header.len() + note_room);
-    let shown = cut_at_char(&text, room);
-    let mut out = head;
-    out.push_str(&header);
-    out.push_str(shown);
-    if shown.len() < text.len() {
-        out.push_str(&format!(
-            "\n--- cut at the text budget after {} of {} bytes; read on with read_artifact \
-             {{\"path\": \"{}\", \"offset\": {}}} ---\n",
-            shown.len(),
-            text.len(),
-            path,
-            shown.len()
-        ));
-    }
-    cut_at_char(&out, budget).to_string()
-}
-
-/// A JSON value as plain text (a string without its quotes).
-fn plain(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }

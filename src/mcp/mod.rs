@@ -6,9 +6,11 @@
 //! [`FetchSpec::validate`] as the CLI; where the host is comes from the front end's
 //! resolvers, so this module never reads flags or the environment.
 
+pub mod answer;
 pub mod area;
 pub mod artifacts;
 pub mod browser_tools;
+pub mod budget;
 pub mod entries;
 pub mod fetch_args;
 pub mod fetch_tool;
@@ -45,15 +47,17 @@ pub type ResolveClient = Arc<dyn Fn() -> Result<Option<Client>, AfError> + Send 
 /// managed local container found by discovery; an error when there is none.
 pub type ResolveHost = Arc<dyn Fn() -> Result<Client, AfError> + Send + Sync>;
 
-/// Default text budget of a tool result, in estimated tokens (bytes / 4).
-pub const DEFAULT_TEXT_BUDGET_TOKENS: usize = 20_000;
+/// Default text budget of a tool result, in o200k_base tokens ([`budget`]).
+pub const DEFAULT_TEXT_BUDGET_TOKENS: usize = budget::DEFAULT_TOKENS;
+/// Default character cap of a tool result's text (UTF-16 code units).
+pub const DEFAULT_TEXT_BUDGET_CHARS: usize = budget::DEFAULT_CHARS;
 /// Default cap of the inline screenshot image, in bytes.
 pub const DEFAULT_IMAGE_MAX_BYTES: u64 = 1_000_000;
 
 /// How the server was started.
 pub struct McpConfig {
-    /// Largest text content of one tool result, in bytes (the token budget × 4).
-    pub text_budget_bytes: usize,
+    /// Largest text content of one tool result: o200k_base tokens and characters.
+    pub text_budget: budget::Budget,
     /// Largest inline screenshot, in bytes, after fitting ([`inline_image`]); 0: never.
     pub image_max_bytes: u64,
     /// Fetch resolution (see [`ResolveFetch`]).
@@ -142,18 +146,21 @@ pub fn tools(allow_cdp: bool) -> Vec<Tool> {
         Tool::new(
             "fetch",
             "Open a URL the way `afhttp fetch` does: plain HTTP first, a real browser when \
-             needed. Returns a short summary with the start of content.md (cut at the text \
-             budget), the CLI's JSON event as structuredContent (paths and facts), and a \
-             resource_link per artifact. Default want: body,text,content,content_json (plus \
-             the browser defaults when a browser renders).",
+             needed. Returns a few lines of facts and the page as lean markdown (links as \
+             [text][n], n an entry of links.json; no image URLs), cut at the text budget with \
+             the read_artifact call that reads on; the CLI's JSON event as structuredContent \
+             (paths and facts), and a resource_link per artifact. Default want: \
+             body,text,content,content_json,lean,links, and when a browser renders also \
+             screenshot (inline) and network (no bodies); ask for more with want.",
             fetch_schema(),
         )
         .with_annotations(ToolAnnotations::new().read_only(false).open_world(true)),
         Tool::new(
             "read_artifact",
             "Page through an artifact file of an earlier fetch in this session, by offset and \
-             limit in bytes (default), lines, or entries (network.json/console.json entries, \
-             observation.json nodes; network entries filter by resource_type, status and \
+             limit in bytes (default), lines, or entries (links.json links, network.json and \
+             console.json entries, observation.json nodes; links filter by same_site, \
+             text_contains, url_contains; network entries by resource_type, status and \
              url_contains). Paths outside that fetch's output directory are refused.",
             result::schema_object::<artifacts::ReadArtifactArgs>(),
         )

@@ -26,6 +26,10 @@ pub enum Artifact {
     Content,
     /// Structured content.
     ContentJson,
+    /// The composed view with links by reference and no image sources.
+    Lean,
+    /// The link table `lean` refers to.
+    Links,
     /// Full-page PNG.
     Screenshot,
     /// The rendered page printed to PDF.
@@ -142,6 +146,30 @@ pub const REGISTRY: &[ArtifactSpec] = &[
         families: ALL_FAMILIES,
         sensitive: false,
         summary: "The structured form of content: headings, links, actions, tables, images.",
+    },
+    ArtifactSpec {
+        artifact: Artifact::Lean,
+        token: "lean",
+        file: FileName::Fixed("lean.md"),
+        browser_only: false,
+        browser_default: false,
+        http_default: false,
+        families: ALL_FAMILIES,
+        sensitive: false,
+        summary: "content.md with links as `[text][n]` (n: an entry of links.json) and no image \
+                  sources (alt text stays): the same words in fewer tokens. Implies `links`.",
+    },
+    ArtifactSpec {
+        artifact: Artifact::Links,
+        token: "links",
+        file: FileName::Fixed("links.json"),
+        browser_only: false,
+        browser_default: false,
+        http_default: false,
+        families: ALL_FAMILIES,
+        sensitive: false,
+        summary: "The link table of lean.md: index, text, absolute url, same_site (and kind for \
+                  frames and form actions).",
     },
     ArtifactSpec {
         artifact: Artifact::Screenshot,
@@ -340,7 +368,9 @@ pub fn want_help() -> String {
         .collect();
     format!(
         "Artifacts to write, comma-separated: {} (default: body over plain HTTP; with a \
-         browser render {}; opt-in only: {})",
+         browser render {}; opt-in only: {}). content.md keeps absolute URLs; an agent \
+         reading files asks for lean: lean.md, the same text with links as [text][n] (n an \
+         entry of links.json) and no image URLs, in about half the tokens",
         tokens().join(","),
         Artifact::browser_default()
             .iter()
@@ -393,12 +423,14 @@ pub fn docs_table() -> String {
 mod tests {
     use super::*;
 
-    const EVERY_VARIANT: [Artifact; 11] = [
+    const EVERY_VARIANT: [Artifact; 13] = [
         Artifact::Body,
         Artifact::RenderedHtml,
         Artifact::Text,
         Artifact::Content,
         Artifact::ContentJson,
+        Artifact::Lean,
+        Artifact::Links,
         Artifact::Screenshot,
         Artifact::Pdf,
         Artifact::Network,

@@ -74,7 +74,7 @@ def report_of(res):
 
 
 async def page(session, args):
-    offset, pages, bodies, max_text, last = 0, 0, [], 0, None
+    offset, pages, bodies, max_text, max_page, last = 0, 0, [], 0, "", None
     while pages < 10_000:
         res = await asyncio.wait_for(
             session.call_tool("read_artifact", dict(args, offset=offset)), STEP
@@ -83,7 +83,8 @@ async def page(session, args):
         if last["is_error"]:
             break
         pages += 1
-        max_text = max(max_text, last["text_bytes"])
+        if last["text_bytes"] > max_text:
+            max_text, max_page = last["text_bytes"], last["text"]
         bodies.append(last["text"].split("\n", 1)[1] if "\n" in last["text"] else "")
         facts = last["structured"] or {}
         if facts.get("eof", True):
@@ -93,6 +94,7 @@ async def page(session, args):
         "pages": pages,
         "body": "".join(bodies),
         "max_text_bytes": max_text,
+        "max_text": max_page,
         "last": last,
         "structured": (last or {}).get("structured"),
     }

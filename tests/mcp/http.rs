@@ -18,7 +18,7 @@ use crate::support::{Fixture, FixtureServer, HostProc};
 
 const TOKEN: &str = "mcp-http-test-token";
 
-fn start_host(fx: &Fixture, extra: &[&str]) -> (HostProc, u16) {
+pub(super) fn start_host(fx: &Fixture, extra: &[&str]) -> (HostProc, u16) {
     let mut args = vec!["--listen", "tcp:127.0.0.1:0", "--token-secret", TOKEN];
     args.extend_from_slice(extra);
     let host = HostProc::start(fx, &args, &[]);
@@ -349,7 +349,7 @@ fn a_host_without_a_token_serves_no_mcp() {
 
 /// A `tools/call` of `fetch` over raw JSON-RPC (stateless: no session needed); the result
 /// (`isError`, `structuredContent`, ...).
-fn call_fetch(port: u16, args: Value) -> Value {
+pub(super) fn call_fetch(port: u16, args: Value) -> Value {
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "fetch", "arguments": args}});
     let bearer = format!("Authorization: Bearer {TOKEN}");

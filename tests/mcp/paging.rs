@@ -7,8 +7,10 @@ use serde_json::{json, Value};
 use super::run_steps;
 use crate::support::{chromium, Fixture, FixtureServer};
 
-/// The default budget: 20,000 tokens estimated as bytes/4.
-const BUDGET_BYTES: u64 = 80_000;
+/// The default budget: 10,000 o200k_base tokens and 50,000 characters.
+const BUDGET_TOKENS: usize = 10_000;
+/// The default character cap (the pages here are ASCII: bytes are characters).
+const BUDGET_BYTES: u64 = 50_000;
 
 /// What every huge fetch must show: a full-but-bounded text, small facts, links not
 /// contents, and a paging that gives back exactly the file.
@@ -17,9 +19,11 @@ fn assert_fits(r: &Value, what: &str) {
     assert_eq!(fetched["is_error"], false, "{what}: {fetched}");
     let text = fetched["text_bytes"].as_u64().unwrap();
     assert!(text <= BUDGET_BYTES, "{what}: text {text} bytes");
+    let tokens = super::o200k(fetched["text"].as_str().unwrap());
+    assert!(tokens <= BUDGET_TOKENS, "{what}: text {tokens} tokens");
     assert!(
-        text > BUDGET_BYTES / 2,
-        "{what}: the budget is used ({text})"
+        tokens > BUDGET_TOKENS / 2 || text > BUDGET_BYTES / 2,
+        "{what}: the budget is used ({tokens} tokens, {text} bytes)"
     );
     assert!(
         fetched["text"].as_str().unwrap().contains("read_artifact"),
@@ -68,6 +72,10 @@ fn assert_fits(r: &Value, what: &str) {
     assert!(
         paged["max_text_bytes"].as_u64().unwrap() <= BUDGET_BYTES,
         "{what}"
+    );
+    assert!(
+        super::o200k(paged["max_text"].as_str().unwrap()) <= BUDGET_TOKENS,
+        "{what}: a page over the token budget"
     );
     assert!(paged["pages"].as_u64().unwrap() >= 10, "{what}");
     assert!(

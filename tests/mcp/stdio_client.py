@@ -27,7 +27,7 @@ def first_text(result):
 async def main(afhttp, base, tmpdir):
     params = StdioServerParameters(
         command=afhttp,
-        args=["mcp", "--text-budget-tokens", "256"],
+        args=["mcp", "--text-budget-tokens", "256", "--text-budget-chars", "1024"],
         env={"TMPDIR": tmpdir, "PATH": "/usr/bin:/bin", "AFHTTP_LOG": "warn"},
     )
     report = {}

@@ -24,7 +24,7 @@ const call = (client, name, args) =>
 
 const transport = new StdioClientTransport({
   command: afhttp,
-  args: ["mcp", "--text-budget-tokens", "256"],
+  args: ["mcp", "--text-budget-tokens", "256", "--text-budget-chars", "1024"],
   // The SPA renders in an inline Chromium: as root it runs without its sandbox.
   env: {
     TMPDIR: tmpdir,

@@ -210,7 +210,7 @@ pub async fn capture_all(
                     Err(e) => Ok(Some(failed_by(a, &e))),
                 }
             }
-            Artifact::Content | Artifact::ContentJson => {
+            Artifact::Content | Artifact::ContentJson | Artifact::Lean | Artifact::Links => {
                 content::capture(&cx, out, &mut c, a, want).await
             }
             Artifact::Screenshot => {

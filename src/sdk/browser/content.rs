@@ -1,4 +1,4 @@
-//! `content.md` and `content.json` on the browser path. Page-side JavaScript
+//! `content.md`, `content.json`, `lean.md` and `links.json` on the browser path. Page-side JavaScript
 //! (`assets/js/flatten.js`) only hands the rendered DOM over, open shadow roots and
 //! same-origin frames flattened in; the HTTP path's projection (`sdk::html`) makes both
 //! files from it, so the two paths share one projection and one schema.
@@ -13,10 +13,14 @@ use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::request::Artifact;
 
 fn is_content(a: &Artifact) -> bool {
-    matches!(a, Artifact::Content | Artifact::ContentJson)
+    matches!(
+        a,
+        Artifact::Content | Artifact::ContentJson | Artifact::Lean | Artifact::Links
+    )
 }
 
-/// Capture `content` and/or `content_json`: one flattening and one projection serve both,
+/// Capture the content projections (`content`, `content_json`, `lean`, `links`): one
+/// flattening and one projection serve them all,
 /// run when the first of the two in `want` comes up (`a`).
 pub(super) async fn capture(
     cx: &Ctx<'_>,
@@ -51,6 +55,7 @@ pub(super) async fn capture(
     };
     let chars = html.len();
     // Parsing a large document is CPU work: off the runtime's threads.
+    let page_url = url.clone();
     let projected =
         tokio::task::spawn_blocking(move || crate::sdk::html::project(&html, &url)).await;
     let projection = match projected {
@@ -72,14 +77,18 @@ pub(super) async fn capture(
             ));
         }
     }
+    let lean = projection.lean(&page_url);
     for x in wanted {
-        let bytes = if x == Artifact::Content {
-            projection.content_md.as_bytes().to_vec()
-        } else {
-            pretty(&projection.content_json)
+        let bytes = match x {
+            Artifact::Content => projection.content_md.as_bytes().to_vec(),
+            Artifact::Lean => lean.md.as_bytes().to_vec(),
+            Artifact::Links => pretty(&lean.links),
+            _ => pretty(&projection.content_json),
         };
         write(out, c, x, &x.file_name(), &bytes)?;
-        if x == Artifact::Content && projection.content_md.trim().is_empty() {
+        if matches!(x, Artifact::Content | Artifact::Lean)
+            && projection.content_md.trim().is_empty()
+        {
             c.warnings.push(Warning::artifact(
                 x.as_str(),
                 ErrorCode::ArtifactEmpty,

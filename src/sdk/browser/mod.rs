@@ -210,10 +210,7 @@ async fn drive(
     // anyway, and on a cold tab every round trip waits on a busy browser. Runtime and Log
     // only feed console.json, so a fetch that does not want it leaves them off (fewer events
     // for the renderer to send and for us to fold).
-    let wants_console = req
-        .want
-        .as_ref()
-        .is_none_or(|w| w.contains(&Artifact::Console));
+    let wants_console = req.browser_artifacts().contains(&Artifact::Console);
     let mut enables = vec![
         ("Page.enable", json!({})),
         ("Network.enable", network_params),
@@ -342,7 +339,7 @@ async fn drive(
     }
 
     let capture_started = Instant::now();
-    let want: Vec<Artifact> = req.want.clone().unwrap_or_else(Artifact::browser_default);
+    let want: Vec<Artifact> = req.browser_artifacts();
     // Capture calls end a little before the deadline, so one that hangs becomes its
     // artifact's `artifact_capture_timeout` and the tab can still be closed in time.
     let until = deadline

@@ -181,6 +181,7 @@ fn done(text: String, content_md: String, content_json: Value, kind: DocKind) ->
             text,
             content_md,
             content_json,
+            lean: None,
         }),
         trace: Some(trace),
         ..Projected::default()

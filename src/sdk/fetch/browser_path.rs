@@ -237,7 +237,7 @@ pub async fn attempt(
     // What the backend cannot produce (the registry's backend subsets, spec §10) gets a
     // per-artifact warning, not a fake file.
     let family = slot.family.as_deref();
-    let wanted = req.want.clone().unwrap_or_else(Artifact::browser_default);
+    let wanted = req.browser_artifacts();
     let (kept, skipped): (Vec<Artifact>, Vec<Artifact>) =
         wanted.into_iter().partition(|a| a.supported_by(family));
     if !skipped.is_empty() {

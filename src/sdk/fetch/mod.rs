@@ -147,6 +147,8 @@ pub struct FetchRequest {
     pub(crate) want: Option<Vec<Artifact>>,
     /// The HTTP path's default set when `want` is `None` (`None`: the registry's, body only).
     pub(crate) http_default_want: Option<Vec<Artifact>>,
+    /// The browser path's default set when `want` is `None` (`None`: the registry's).
+    pub(crate) browser_default_want: Option<Vec<Artifact>>,
     /// Artifact directory; `None` is `<out_root>/<request_id>/`.
     pub(crate) out_dir: Option<PathBuf>,
     /// The parent of a default artifact directory (`None`: `<tmp>/afhttp-out`).
@@ -197,6 +199,7 @@ impl FetchRequest {
             render: RenderMode::Auto,
             want: None,
             http_default_want: None,
+            browser_default_want: None,
             out_dir: None,
             out_root: None,
             cookie_jar: None,
@@ -238,6 +241,28 @@ impl FetchRequest {
     pub fn with_http_default_want(mut self, want: Vec<Artifact>) -> FetchRequest {
         self.http_default_want = Some(want);
         self
+    }
+
+    /// What the browser path writes when no `want` was given (an MCP fetch captures what its
+    /// answer reads), and the sub-request body mode when none was given.
+    pub fn with_browser_defaults(
+        mut self,
+        want: Vec<Artifact>,
+        network_bodies: NetworkBodies,
+    ) -> FetchRequest {
+        self.browser_default_want = Some(want);
+        if self.browser.network_bodies.is_none() {
+            self.browser.network_bodies = Some(network_bodies);
+        }
+        self
+    }
+
+    /// The artifacts the browser path writes: `want`, or the browser default set.
+    pub fn browser_artifacts(&self) -> Vec<Artifact> {
+        self.want
+            .clone()
+            .or_else(|| self.browser_default_want.clone())
+            .unwrap_or_else(Artifact::browser_default)
     }
 
     /// Enforce `policy` on this fetch's own connections: every hop of the plain-HTTP step

@@ -1,4 +1,5 @@
-//! Writing `text.txt`, `content.md` and `content.json` from a projection the driver made:
+//! Writing `text.txt`, `content.md`, `content.json`, `lean.md` and `links.json` from a
+//! projection the driver made:
 //! the HTTP path's HTML or document projection, and a document's main response on the
 //! browser path (so both paths write the same files from the same bytes).
 
@@ -12,8 +13,14 @@ use crate::sdk::fetch::FetchRequest;
 use crate::sdk::html;
 use crate::sdk::request::Artifact;
 
-/// The three projection artifacts, in the order they are written.
-pub const PROJECTIONS: [Artifact; 3] = [Artifact::Text, Artifact::Content, Artifact::ContentJson];
+/// The projection artifacts, in the order they are written.
+pub const PROJECTIONS: [Artifact; 5] = [
+    Artifact::Text,
+    Artifact::Content,
+    Artifact::ContentJson,
+    Artifact::Lean,
+    Artifact::Links,
+];
 
 /// The projection artifacts the HTTP path writes for `req`.
 pub fn wanted_http(req: &FetchRequest) -> Vec<Artifact> {
@@ -77,13 +84,20 @@ pub fn write(
             ));
         }
     }
+    let lean = wanted
+        .iter()
+        .any(|a| matches!(a, Artifact::Lean | Artifact::Links))
+        .then(|| projection.lean(final_url));
     for &a in wanted {
-        let bytes = match a {
-            Artifact::Text => projection.text.clone().into_bytes(),
-            Artifact::Content => projection.content_md.clone().into_bytes(),
+        let bytes = match (a, &lean) {
+            (Artifact::Text, _) => projection.text.clone().into_bytes(),
+            (Artifact::Content, _) => projection.content_md.clone().into_bytes(),
+            (Artifact::Lean, Some(l)) => l.md.clone().into_bytes(),
+            (Artifact::Links, Some(l)) => pretty(&l.links),
             _ => pretty(&projection.content_json),
         };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        // An empty link table is a fact, not an empty projection.
+        if a != Artifact::Links && bytes.iter().all(u8::is_ascii_whitespace) {
             warnings.push(Warning::artifact(
                 a.as_str(),
                 ErrorCode::ArtifactEmpty,

@@ -214,12 +214,7 @@ pub async fn fetch_with(
 /// traffic is only recorded by the browser, into `network.json`; a fetch that stayed on the
 /// HTTP path, or did not want `network`, recorded none.
 fn record_sensitive_capture(trace: &mut Trace, req: &FetchRequest, browser_ran: bool) {
-    let network = browser_ran
-        && req
-            .want
-            .clone()
-            .unwrap_or_else(Artifact::browser_default)
-            .contains(&Artifact::Network);
+    let network = browser_ran && req.browser_artifacts().contains(&Artifact::Network);
     trace.set(
         "sensitive_capture",
         json!({

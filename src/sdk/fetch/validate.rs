@@ -50,12 +50,18 @@ impl FetchSpec {
             Some(w) => w.parse().map_err(on("wait"))?,
             None => Wait::Auto,
         };
-        let want = self
+        let mut want = self
             .want
             .as_deref()
             .map(Artifact::parse_list)
             .transpose()
             .map_err(on("want"))?;
+        // `lean.md` refers to `links.json` by index: one without the other loses the links.
+        if let Some(w) = want.as_mut() {
+            if w.contains(&Artifact::Lean) && !w.contains(&Artifact::Links) {
+                w.push(Artifact::Links);
+            }
+        }
         let network_bodies = self
             .network_bodies
             .as_deref()

@@ -121,9 +121,10 @@ fn is_button_kind(kind: &str) -> bool {
 }
 
 impl FormSummary {
-    /// One markdown line, e.g. `[form POST https://x/login: input email (email), button "Sign in"]`.
+    /// One markdown line, e.g. `[form POST https://x/login: input email (email), button "Sign in"]`,
+    /// with `action` written where the action goes (the composer passes its URL marker).
     /// Hidden inputs are left out here (they are in `content.json`).
-    pub(crate) fn md_line(&self) -> String {
+    pub(crate) fn md_line(&self, action: &str) -> String {
         let mut parts: Vec<String> = Vec::new();
         for f in &self.fields {
             if f.kind == "hidden" {
@@ -145,16 +146,23 @@ impl FormSummary {
         if self.more > 0 {
             parts.push(format!("… {} more", self.more));
         }
+        // Never a NUL from the page beside the caller's `action` (the composer's marker).
+        let parts: Vec<String> = parts.into_iter().map(|p| p.replace('\0', "")).collect();
         if parts.is_empty() {
-            format!("[form {} {}]", self.method, self.action)
+            format!("[form {} {action}]", self.method)
         } else {
-            format!(
-                "[form {} {}: {}]",
-                self.method,
-                self.action,
-                parts.join(", ")
-            )
+            format!("[form {} {action}: {}]", self.method, parts.join(", "))
         }
+    }
+
+    /// The absolute action URL.
+    pub(crate) fn action(&self) -> &str {
+        &self.action
+    }
+
+    /// The method, upper case.
+    pub(crate) fn method(&self) -> &str {
+        &self.method
     }
 
     /// The `content.json` action.

@@ -29,7 +29,7 @@ use url::Url;
 pub use content_json::MAX_ITEMS;
 pub use shell::ShellFacts;
 
-/// The three text artifacts projected from one HTML document.
+/// The text artifacts projected from one document.
 #[derive(Debug, Clone, Default)]
 pub struct Projection {
     /// Visible text, in document order (`text.txt`).
@@ -38,6 +38,42 @@ pub struct Projection {
     pub content_md: String,
     /// Structured form of the content (`content.json`).
     pub content_json: serde_json::Value,
+    /// The same view with links by reference (`lean.md`, `links.json`); `None` for a
+    /// projection that is not from HTML (a document's), whose lean form is derived by
+    /// [`Projection::lean`].
+    pub lean: Option<Lean>,
+}
+
+/// `lean.md` and `links.json`: `content.md` with every link as `[text][n]`, `n` an entry of
+/// the link table, and image sources left out (alt text stays).
+#[derive(Debug, Clone, Default)]
+pub struct Lean {
+    /// The lean markdown (`lean.md`).
+    pub md: String,
+    /// The link table (`links.json`).
+    pub links: serde_json::Value,
+}
+
+impl Projection {
+    /// The lean form: the HTML projection's own, or for a document `content.md` as it is with
+    /// the links `content.json` lists (a document's markdown keeps its inline links).
+    pub fn lean(&self, page_url: &Url) -> Lean {
+        if let Some(l) = &self.lean {
+            return l.clone();
+        }
+        let mut refs = content::Refs::default();
+        if let Some(links) = self.content_json["links"].as_array() {
+            for l in links {
+                if let Some(href) = l["href"].as_str() {
+                    refs.target(href.to_string(), l["text"].as_str().unwrap_or(""), "link");
+                }
+            }
+        }
+        Lean {
+            md: self.content_md.clone(),
+            links: refs.links_json(page_url),
+        }
+    }
 }
 
 /// An HTML document parsed once (html5ever, scripting-enabled rules like a browser).
@@ -114,7 +150,12 @@ impl ParsedHtml {
             title: title.clone(),
             layout_tables: self.layout_tables(),
         };
-        let (content_md, items) = content::compose(self.doc.root_element(), &ctx);
+        let (marked, items, refs) = content::compose(self.doc.root_element(), &ctx);
+        let content_md = refs.render(&marked, content::Form::Inline);
+        let lean = Lean {
+            md: refs.render(&marked, content::Form::Lean),
+            links: refs.links_json(doc_url),
+        };
         let lang = self.lang();
         let content_json = items.into_json(
             doc_url.as_str(),
@@ -126,6 +167,7 @@ impl ParsedHtml {
             text,
             content_md,
             content_json,
+            lean: Some(lean),
         }
     }
 

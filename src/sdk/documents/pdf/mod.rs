@@ -244,6 +244,7 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
             text,
             content_md: md,
             content_json,
+            lean: None,
         }),
         unavailable: None,
         warnings,

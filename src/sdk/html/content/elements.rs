@@ -29,11 +29,17 @@ impl Composer<'_> {
             .get(start + 1..)
             .is_none_or(|s| s.trim().is_empty());
         let label = attr_text(el, "aria-label").or_else(|| attr_text(el, "title"));
+        let text = if captured.is_empty() {
+            label.clone().unwrap_or_default()
+        } else {
+            captured
+        };
         if inner_empty {
             match &label {
                 Some(l) => {
                     self.line.push_str(l);
-                    self.line.push_str(&format!("]({shown})"));
+                    let close = self.refs.link(shown, &text);
+                    self.line.push_str(&close);
                 }
                 None if self.line.is_char_boundary(start)
                     && self.line[start..].starts_with('[') =>
@@ -43,13 +49,9 @@ impl Composer<'_> {
                 None => {}
             }
         } else {
-            self.line.push_str(&format!("]({shown})"));
+            let close = self.refs.link(shown, &text);
+            self.line.push_str(&close);
         }
-        let text = if captured.is_empty() {
-            label.unwrap_or_default()
-        } else {
-            captured
-        };
         self.items
             .link(text, href.to_string(), el.value().attr("rel"));
     }
@@ -66,7 +68,8 @@ impl Composer<'_> {
             return;
         };
         let src = display_url(&src);
-        self.open_marker(&format!("![{}]({src})", alt.replace(['[', ']'], "")));
+        let mark = self.refs.image(src.clone());
+        self.open_marker(&format!("![{}]{mark}", alt.replace(['[', ']'], "")));
         for c in &mut self.captures {
             c.push(&alt);
         }
@@ -84,9 +87,12 @@ impl Composer<'_> {
         };
         let src = display_url(&src);
         let title = attr_text(el, "title");
+        let mark = self
+            .refs
+            .frame(src.clone(), title.as_deref().unwrap_or_default());
         let note = match &title {
-            Some(t) => format!("[iframe {t:?} {src}]"),
-            None => format!("[iframe {src}]"),
+            Some(t) => format!("[iframe {t:?}{mark}"),
+            None => format!("[iframe{mark}"),
         };
         if self.inline_only == 0 {
             self.block(true);

@@ -1,6 +1,7 @@
-//! `content.md` (and the lists behind `content.json`): one walk over the visible DOM that
-//! maps each element to its markdown form. Nothing is dropped for looking like navigation;
-//! this is a projection, not an extraction.
+//! `content.md`, `lean.md` and `links.json` (and the lists behind `content.json`): one walk
+//! over the visible DOM that maps each element to its markdown form, with every URL as a
+//! marker that `refs` renders inline or by reference. Nothing is dropped for looking like
+//! navigation; this is a projection, not an extraction.
 
 use std::collections::HashSet;
 
@@ -12,6 +13,7 @@ use super::dom::{heading_level, is_block, resolve, walk, Collapsed, Event};
 use super::forms::{label_attr, summarize};
 use super::table::TableState;
 use elements::code_lang;
+pub(crate) use refs::{Form, Refs};
 
 /// Deepest quote/list nesting rendered as prefixes; deeper levels render flat so prefix
 /// length (and output size) stays linear in the input.
@@ -95,10 +97,13 @@ struct Composer<'c> {
     items: Collected,
     /// Line length right after the last `[`: no space goes directly after it.
     link_open_at: Option<usize>,
+    /// The URLs behind the markers.
+    refs: Refs,
 }
 
-/// Compose the markdown view and collect the structured lists.
-pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Collected) {
+/// Compose the marked markdown view (render it with [`Refs::render`]) and collect the
+/// structured lists.
+pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Collected, Refs) {
     let mut c = Composer {
         ctx,
         out: String::new(),
@@ -117,6 +122,7 @@ pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Co
         muted: 0,
         items: Collected::default(),
         link_open_at: None,
+        refs: Refs::default(),
     };
     if let Some(t) = ctx.title.as_deref().filter(|t| !t.is_empty()) {
         c.write_line(&format!("# {t}"));
@@ -135,18 +141,19 @@ pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Co
     if !md.is_empty() {
         md.push('\n');
     }
-    (md, c.items)
+    (md, c.items, c.refs)
 }
 
 fn attr_text(el: ElementRef<'_>, name: &str) -> Option<String> {
     el.value()
         .attr(name)
-        .map(super::dom::collapse)
+        .map(|a| super::dom::collapse(&refs::strip_nul(a)))
         .filter(|s| !s.is_empty())
 }
 
 mod elements;
 mod output;
+mod refs;
 
 impl Composer<'_> {
     // ---- elements ----
@@ -295,7 +302,9 @@ impl Composer<'_> {
                 let summary = summarize(el, &self.ctx.base, self.ctx.doc_url);
                 self.block(true);
                 if self.inline_only == 0 {
-                    self.write_line(&summary.md_line());
+                    let name = format!("form {}", summary.method());
+                    let action = self.refs.form_action(summary.action().to_string(), &name);
+                    self.write_line(&summary.md_line(&action));
                     self.need_blank = true;
                 }
                 self.items.action(summary.to_json());

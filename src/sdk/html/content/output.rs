@@ -84,7 +84,9 @@ impl Composer<'_> {
     }
 
     pub(super) fn push_space_if_pending(&mut self) {
-        let after_open = self.link_open_at == Some(self.line.len());
+        // Only right after the `[` itself: once anything follows it, or the line was
+        // flushed or swapped (a table cell), the position means nothing.
+        let after_open = self.link_open_at.take() == Some(self.line.len());
         if self.pending_space && !after_open && !self.line.is_empty() && !self.line.ends_with(' ') {
             self.line.push(' ');
         }
@@ -102,7 +104,7 @@ impl Composer<'_> {
 
     pub(super) fn text(&mut self, s: &str) {
         if let Some(pre) = &mut self.pre {
-            pre.raw.push_str(s);
+            pre.raw.push_str(&super::refs::strip_nul(s));
             return;
         }
         for c in &mut self.captures {
@@ -111,7 +113,8 @@ impl Composer<'_> {
         if self.muted > 0 {
             return;
         }
-        for ch in s.chars() {
+        // NUL is the URL markers' delimiter (see `refs`): never from the page.
+        for ch in s.chars().filter(|c| *c != '\0') {
             if ch.is_whitespace() {
                 self.pending_space = true;
             } else {
