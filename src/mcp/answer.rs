@@ -56,8 +56,11 @@ pub fn text(outcome: &FetchOutcome, event: &Event, budget: Budget, notes: &[Stri
     out.push_str(&header);
     let room = budget.less(&out).less(&closing(page.len()));
     if room.tokens <= CLOSING_SLACK_TOKENS || room.chars == 0 {
-        // A budget too small for the head: the status line and how to read on.
-        return cut(&format!("{first_line}\n{}", closing(0)), budget);
+        // A budget too small for the head: the status line, the notes and how to read on.
+        return cut(
+            &format!("{first_line}\n{}{}", notes.concat(), closing(0)),
+            budget,
+        );
     }
     let room = Budget {
         tokens: room.tokens - CLOSING_SLACK_TOKENS,
