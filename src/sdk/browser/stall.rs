@@ -68,6 +68,21 @@ impl Cutter {
         lock(state).network.next_stall_at(w)
     }
 
+    /// Whether a third-party request that blocks the parser or the first paint is still
+    /// waiting for its response (inside its window): the page is not ready before it
+    /// answers or is cut, since a capture would find it unparsed or unpainted.
+    pub fn holds(&self, state: &Shared) -> bool {
+        if self.active().is_none() {
+            return false;
+        }
+        let st = lock(state);
+        let parsed = st.dom_content_at.is_some();
+        st.network
+            .stalled(Duration::ZERO)
+            .iter()
+            .any(|s| s.blocks_page(parsed))
+    }
+
     /// Cut when a stalled third-party request holds the page for `wait`: block every
     /// stalled host and reload. `Ok(true)` when the page was reloaded.
     pub async fn check(

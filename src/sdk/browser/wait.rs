@@ -186,7 +186,15 @@ pub async fn wait(
                 auto_step(conn, session, state, &l, rule, &mut seen, call_timeout(now)).await?
             }
         };
-        if let Some(why) = done {
+        // A waiting third-party script or stylesheet the page cannot parse or paint past
+        // gets its window (then it is cut) before the page counts as ready.
+        let held = done.is_some()
+            && matches!(
+                opts.wait,
+                Wait::Auto | Wait::Selector(_) | Wait::SelectorVisible(_)
+            )
+            && cutter.holds(state);
+        if let Some(why) = done.filter(|_| !held) {
             break (why, l);
         }
         let now = Instant::now();
