@@ -42,6 +42,15 @@ pub enum ErrorCode {
     CookieSkipped,
     /// A document was read only in part (`--max-pdf-pages`).
     DocumentTruncated,
+    /// A PDF needs a user password: no text is read.
+    PdfEncrypted,
+    /// PDF pages that draw images but no text (scanned): no OCR.
+    NoTextLayer,
+    /// Glyphs of a PDF have no Unicode mapping: the text has gaps, mostly unmapped pages are
+    /// left out.
+    TextUnreliable,
+    /// A PDF is damaged: what could be read is given.
+    DocumentDamaged,
     /// The page opened a JavaScript dialog (alert, confirm, prompt, beforeunload); the fetch
     /// answered it and went on.
     DialogHandled,
@@ -96,6 +105,10 @@ impl ErrorCode {
         ErrorCode::ReadinessTimeout,
         ErrorCode::CookieSkipped,
         ErrorCode::DocumentTruncated,
+        ErrorCode::PdfEncrypted,
+        ErrorCode::NoTextLayer,
+        ErrorCode::TextUnreliable,
+        ErrorCode::DocumentDamaged,
         ErrorCode::DialogHandled,
         ErrorCode::ThirdPartyCut,
         ErrorCode::DocumentIncomplete,
@@ -144,6 +157,10 @@ impl ErrorCode {
             ErrorCode::ReadinessTimeout => "readiness_timeout",
             ErrorCode::CookieSkipped => "cookie_skipped",
             ErrorCode::DocumentTruncated => "document_truncated",
+            ErrorCode::PdfEncrypted => "pdf_encrypted",
+            ErrorCode::NoTextLayer => "no_text_layer",
+            ErrorCode::TextUnreliable => "text_unreliable",
+            ErrorCode::DocumentDamaged => "document_damaged",
             ErrorCode::DialogHandled => "dialog_handled",
             ErrorCode::ThirdPartyCut => "third_party_cut",
             ErrorCode::DocumentIncomplete => "document_incomplete",
@@ -197,6 +214,10 @@ impl ErrorCode {
                 | ErrorCode::ReadinessTimeout
                 | ErrorCode::CookieSkipped
                 | ErrorCode::DocumentTruncated
+                | ErrorCode::PdfEncrypted
+                | ErrorCode::NoTextLayer
+                | ErrorCode::TextUnreliable
+                | ErrorCode::DocumentDamaged
                 | ErrorCode::DialogHandled
                 | ErrorCode::ThirdPartyCut
                 | ErrorCode::DocumentIncomplete

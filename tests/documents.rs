@@ -334,6 +334,7 @@ fn accept_markdown_takes_the_servers_markdown() {
                 b"<!doctype html><title>Docs</title><h1>Docs</h1><p>HTML version of the page.</p>"
                     .to_vec(),
             markdown: Some(b"# Docs\n\nMarkdown version of the page.\n".to_vec()),
+            disposition: None,
         },
     );
     let srv = DocServer::start(docs);

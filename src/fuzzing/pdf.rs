@@ -1,4 +1,4 @@
-//! Target `pdf_text`: the PDF reader (lopdf) on arbitrary bytes, in-process, and the
+//! Target `pdf_text`: the PDF reader (hayro) on arbitrary bytes, in-process, and the
 //! projection of its report. In a fetch the reader runs in a child process under hard limits,
 //! so a crash there costs one warning; here a panic is a finding to fix or to contain.
 

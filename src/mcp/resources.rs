@@ -21,16 +21,9 @@ const MAX_LISTED: usize = 1000;
 /// The MIME type of an artifact file, by its extension.
 pub fn mime_of(path: &Path) -> Option<&'static str> {
     match path.extension()?.to_str()? {
-        "md" => Some("text/markdown"),
-        "json" => Some("application/json"),
-        "txt" => Some("text/plain"),
-        "html" => Some("text/html"),
-        "png" => Some("image/png"),
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "webp" => Some("image/webp"),
-        "pdf" => Some("application/pdf"),
+        "jpeg" => Some("image/jpeg"),
         "b64" => Some("text/plain"),
-        _ => None,
+        ext => crate::sdk::content_type::media_type_of_extension(ext),
     }
 }
 

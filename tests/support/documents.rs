@@ -18,6 +18,8 @@ pub struct Doc {
     pub body: Vec<u8>,
     /// Served instead when the request's `Accept` names `text/markdown`.
     pub markdown: Option<Vec<u8>>,
+    /// A `Content-Disposition` header to send, if any.
+    pub disposition: Option<String>,
 }
 
 /// A server on 127.0.0.1 that answers each path with its [`Doc`] (HTTP/1.1, one request a
@@ -60,6 +62,7 @@ impl DocServer {
                             accept = v.trim().to_string();
                         }
                     }
+                    let disposition = docs.get(&path).and_then(|d| d.disposition.clone());
                     let (status, ct, body) = match docs.get(&path) {
                         Some(d) => match &d.markdown {
                             Some(md) if accept.contains("text/markdown") => (
@@ -78,6 +81,9 @@ impl DocServer {
                     let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\nVary: Accept\r\n", body.len());
                     if let Some(ct) = ct {
                         head.push_str(&format!("Content-Type: {ct}\r\n"));
+                    }
+                    if let Some(d) = disposition {
+                        head.push_str(&format!("Content-Disposition: {d}\r\n"));
                     }
                     head.push_str("\r\n");
                     let _ = conn.write_all(head.as_bytes());
@@ -111,6 +117,7 @@ pub fn typed(ct: &str, body: &[u8]) -> Doc {
         content_type: Some(ct.into()),
         body: body.to_vec(),
         markdown: None,
+        disposition: None,
     }
 }
 
@@ -308,6 +315,114 @@ pub fn hand_pdf(objects: &[Vec<u8>]) -> Vec<u8> {
         .as_bytes(),
     );
     out
+}
+
+/// A page showing `content` (a content stream, uncompressed) with `/F1` Helvetica and `/T3`
+/// [`type3_font`] in its resources; `parent` is the page tree's object number.
+fn page_object(parent: usize, content_obj: usize, font_obj: usize, t3_obj: usize) -> Vec<u8> {
+    format!(
+        "<< /Type /Page /Parent {parent} 0 R /MediaBox [0 0 612 792] /Contents {content_obj} 0 R \
+         /Resources << /Font << /F1 {font_obj} 0 R /T3 {t3_obj} 0 R >> >> >>"
+    )
+    .into_bytes()
+}
+
+fn stream(data: &[u8], extra: &str) -> Vec<u8> {
+    let mut s = format!("<< /Length {}{extra} >>\nstream\n", data.len()).into_bytes();
+    s.extend_from_slice(data);
+    s.extend_from_slice(b"\nendstream");
+    s
+}
+
+/// A Type3 font whose two glyphs (codes `A`, `B`) are named `g1` and `g2` — names with no
+/// Unicode meaning — and which has no `ToUnicode`: what a reader cannot map (objects
+/// `first`..`first+1`).
+fn type3_font(first: usize) -> Vec<Vec<u8>> {
+    vec![
+        format!(
+            "<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1000 1000] /FontMatrix [0.001 0 0 0.001 0 0] \
+             /CharProcs << /g1 {p} 0 R /g2 {p} 0 R >> /Encoding << /Type /Encoding /Differences [65 /g1 /g2] >> \
+             /FirstChar 65 /LastChar 66 /Widths [600 600] /Resources << >> >>",
+            p = first + 1
+        )
+        .into_bytes(),
+        stream(b"600 0 0 0 500 700 d1 0 0 500 700 re f", ""),
+    ]
+}
+
+/// Pages of plain Helvetica text (`lines[i]` on page i+1), and one page of unmappable Type3
+/// glyphs at `unmapped_page` (1-based; 0 = none). Objects: catalog, pages, Helvetica, the
+/// Type3 font and its glyph, then a page and its content per page.
+fn text_pdf(lines: &[&str], unmapped_page: usize) -> Vec<u8> {
+    let n = lines.len() + usize::from(unmapped_page > 0);
+    let first_page = 6;
+    let kids: Vec<String> = (0..n)
+        .map(|i| format!("{} 0 R", first_page + 2 * i))
+        .collect();
+    let mut objs = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!("<< /Type /Pages /Kids [{}] /Count {n} >>", kids.join(" ")).into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+    ];
+    objs.extend(type3_font(4));
+    let mut text = lines.iter();
+    for i in 0..n {
+        let content = if i + 1 == unmapped_page {
+            "BT /T3 12 Tf 72 700 Td (ABBA BAAB ABAB BBAA AABB) Tj 0 -20 Td (BABA ABBA BAAB) Tj ET"
+                .to_string()
+        } else {
+            let line = text.next().map_or("", |l| l);
+            format!("BT /F1 12 Tf 72 700 Td ({line}) Tj ET")
+        };
+        objs.push(page_object(2, first_page + 2 * i + 1, 3, 4));
+        objs.push(stream(content.as_bytes(), ""));
+    }
+    hand_pdf(&objs)
+}
+
+/// Two pages of text, then a page of glyphs without Unicode values (a Type3 font with
+/// meaningless glyph names and no `ToUnicode`).
+pub fn unmapped_pdf() -> Vec<u8> {
+    text_pdf(
+        &[
+            "The contract starts on the first of March and runs for two years.",
+            "Either party may end it with three months notice in writing.",
+        ],
+        3,
+    )
+}
+
+/// A damaged file: its `startxref` points nowhere (so the reader must rebuild the table by
+/// scanning), and page 2's content stream claims FlateDecode but holds garbage. Page 1 and 3
+/// are intact.
+pub fn damaged_pdf() -> Vec<u8> {
+    let mut pdf = text_pdf(
+        &[
+            "Invoice number four hundred and two is due on the fifth.",
+            "This line is lost with its broken stream.",
+            "Payment goes to the account named on the first page.",
+        ],
+        0,
+    );
+    // Page 2's content (object 9): a stream that does not inflate.
+    let marker = b"9 0 obj\n";
+    let at = pdf.windows(marker.len()).position(|w| w == marker).unwrap() + marker.len();
+    let end = at + pdf[at..].windows(6).position(|w| w == b"endobj").unwrap();
+    let garbage = stream(
+        b"\x00\x01 not deflate data \xff\xfe",
+        " /Filter /FlateDecode",
+    );
+    let mut bad = garbage.clone();
+    bad.push(b'\n');
+    pdf.splice(at..end, bad);
+    // The cross-reference table now points at the wrong offsets anyway; make startxref
+    // point nowhere too.
+    let sx = b"startxref\n";
+    let at = pdf.windows(sx.len()).rposition(|w| w == sx).unwrap() + sx.len();
+    let end = at + pdf[at..].iter().position(|b| *b == b'\n').unwrap();
+    pdf.splice(at..end, b"999999".iter().copied());
+    pdf
 }
 
 /// A PDF nested `depth` arrays deep in its page dictionary.

@@ -88,25 +88,57 @@ pub async fn continue_paused(conn: &CdpConnection, session: &str, ev: &Value, t:
         .await;
 }
 
+/// What reading the paused main response gave.
+#[derive(Debug, Default)]
+pub struct Taken {
+    /// The document, when the response was one and its bytes were read.
+    pub document: Option<MainDocument>,
+    /// Why a response that is not HTML by its header was not read (the fetch then has only
+    /// the browser's view of it: a viewer, a download).
+    pub warning: Option<Warning>,
+}
+
+fn not_read(ct: Option<&str>, why: String) -> Taken {
+    let ct = match crate::sdk::content_type::essence(ct) {
+        e if e.is_empty() => "untyped".to_string(),
+        e => e,
+    };
+    Taken {
+        document: None,
+        warning: Some(Warning::general(
+            ErrorCode::ArtifactCaptureFailed,
+            format!(
+                "the main response ({ct}) was not read as a document: {why}; text and content \
+                 are the browser's view of it (a viewer or a download), not the document's \
+                 words; fetch it with --render none for them"
+            ),
+        )),
+    }
+}
+
 /// Decide on the paused main response: read its bytes when its header does not say HTML
-/// (and it is not an attachment, which stays a download), then let it continue unchanged.
-/// `Some` when it is a document.
+/// (an attachment too: the browser still downloads it), then let it continue unchanged.
 pub async fn take(
     conn: &CdpConnection,
     session: &str,
     ev: &Value,
     t: Duration,
-) -> Result<Option<MainDocument>, AfError> {
+) -> Result<Taken, AfError> {
     let ct = header(ev, "content-type").map(str::to_string);
-    let attachment = header(ev, "content-disposition")
-        .is_some_and(|d| d.trim().to_ascii_lowercase().starts_with("attachment"));
-    let too_big = header(ev, "content-length")
-        .and_then(|l| l.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > MAX_INTERCEPTED_BYTES);
-    let html = documents::declared(ct.as_deref()) == Some(DocKind::Html);
-    if html || attachment || too_big {
+    let length = header(ev, "content-length").and_then(|l| l.trim().parse::<u64>().ok());
+    if documents::declared(ct.as_deref()) == Some(DocKind::Html) {
         continue_paused(conn, session, ev, t).await;
-        return Ok(None);
+        return Ok(Taken::default());
+    }
+    if let Some(n) = length.filter(|n| *n > MAX_INTERCEPTED_BYTES) {
+        continue_paused(conn, session, ev, t).await;
+        return Ok(not_read(
+            ct.as_deref(),
+            format!(
+                "it is {n} bytes, over the {} MiB the browser path reads through CDP",
+                MAX_INTERCEPTED_BYTES >> 20
+            ),
+        ));
     }
     let read = conn
         .send(
@@ -118,16 +150,28 @@ pub async fn take(
         .await;
     // The browser gets the response as it came, whatever was read.
     continue_paused(conn, session, ev, t).await;
-    // A body that could not be read leaves the fetch as it was before this step: the
-    // browser's own view of the response.
-    let Ok(r) = read else {
-        return Ok(None);
+    let r = match read {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(not_read(
+                ct.as_deref(),
+                format!(
+                    "reading it at the Fetch stage failed ({}: {})",
+                    e.code, e.message
+                ),
+            ))
+        }
     };
     let raw = r["body"].as_str().unwrap_or_default();
     let bytes = if r["base64Encoded"].as_bool().unwrap_or(false) {
         match base64::engine::general_purpose::STANDARD.decode(raw) {
             Ok(b) => b,
-            Err(_) => return Ok(None),
+            Err(e) => {
+                return Ok(not_read(
+                    ct.as_deref(),
+                    format!("the browser returned a body that is not base64 ({e})"),
+                ))
+            }
         }
     } else {
         raw.as_bytes().to_vec()
@@ -137,18 +181,21 @@ pub async fn take(
         &bytes[..bytes.len().min(documents::SNIFF_BYTES)],
     );
     if kind == DocKind::Html {
-        return Ok(None);
+        return Ok(Taken::default());
     }
     let url = ev["request"]["url"]
         .as_str()
         .and_then(|u| url::Url::parse(u).ok())
         .ok_or_else(|| AfError::new(ErrorCode::ArtifactCaptureFailed, "paused without a URL"))?;
-    Ok(Some(MainDocument {
-        kind,
-        bytes,
-        content_type: ct,
-        url,
-    }))
+    Ok(Taken {
+        document: Some(MainDocument {
+            kind,
+            bytes,
+            content_type: ct,
+            url,
+        }),
+        warning: None,
+    })
 }
 
 /// Wait for the tab's load event, at most [`LOAD_WAIT`] and never past `until`; the

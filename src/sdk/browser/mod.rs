@@ -255,8 +255,11 @@ async fn drive(
     };
     trace.timing("navigate", ms_since(nav_start));
     let document = navigated.document;
+    let not_read = navigated.warning;
     if navigated.download && document.is_none() {
-        return Ok(download_outcome(req, state, request_id, out, trace, deadline).await);
+        let mut o = download_outcome(req, state, request_id, out, trace, deadline).await;
+        o.warnings.extend(not_read);
+        return Ok(o);
     }
     if let Some(d) = &document {
         trace.set(
@@ -319,6 +322,7 @@ async fn drive(
     trace.set("readiness", readiness.signals);
     trace.timing("wait", ms_since(wait_started));
     let mut warnings: Vec<Warning> = readiness.warning.into_iter().collect();
+    warnings.extend(not_read);
 
     if let Some(expr) = &req.browser.evaluate_after_wait {
         let started = Instant::now();

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::document::{self, MainDocument};
-use crate::error::{AfError, ErrorCode};
+use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody};
 
@@ -189,6 +189,8 @@ pub struct Navigated {
     pub download: bool,
     /// The main response was a document, read before the browser saw it.
     pub document: Option<MainDocument>,
+    /// Why a main response that is not HTML was not read.
+    pub warning: Option<Warning>,
 }
 
 /// Navigate the tab to the request URL. The main frame's document request and response pass
@@ -271,11 +273,13 @@ pub async fn navigate(
             e
         }
     })?;
-    let document = intercepted.transpose()?.flatten();
+    let taken = intercepted.transpose()?.unwrap_or_default();
+    let (document, warning) = (taken.document, taken.warning);
     if result["isDownload"].as_bool() == Some(true) {
         return Ok(Navigated {
             download: true,
             document,
+            warning,
         });
     }
     match result["errorText"].as_str() {
@@ -284,6 +288,7 @@ pub async fn navigate(
             Some(_) if document.is_some() => Ok(Navigated {
                 download: text.contains("ERR_ABORTED"),
                 document,
+                warning,
             }),
             Some(code) => {
                 let url = crate::sdk::redact::url(req.url.as_str());
@@ -301,11 +306,13 @@ pub async fn navigate(
             None => Ok(Navigated {
                 download: false,
                 document,
+                warning,
             }),
         },
         _ => Ok(Navigated {
             download: false,
             document,
+            warning,
         }),
     }
 }

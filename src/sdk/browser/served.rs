@@ -116,7 +116,9 @@ fn file_of(c: &Captured, a: Artifact) -> Option<&std::path::Path> {
 }
 
 fn is_html(page: &Page<'_>) -> bool {
-    page.content_type.is_none_or(html::is_html_media_type)
+    page.content_type.is_none_or(|ct| {
+        crate::sdk::documents::declared(Some(ct)) == Some(crate::sdk::documents::DocKind::Html)
+    })
 }
 
 /// The served body's projection (the HTTP path's); `None` when there is no HTML body.

@@ -15,85 +15,15 @@ pub use project::{project, DocumentOptions, Projected, ACCEPT_MARKDOWN};
 
 use crate::sdk::content_type;
 
-/// What a response body is, for the projections and the render decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocKind {
-    /// HTML or XHTML: the HTML projection.
-    Html,
-    /// A PDF document.
-    Pdf,
-    /// `text/plain` (and other `text/*` without a projection of their own).
-    PlainText,
-    /// `text/markdown`.
-    Markdown,
-    /// `text/csv`.
-    Csv,
-    /// JSON, including `+json` types.
-    Json,
-    /// XML that is not a feed.
-    Xml,
-    /// RSS or Atom.
-    Feed,
-    /// An image (no text projection: no OCR).
-    Image,
-    /// Anything else.
-    Binary,
-}
-
-impl DocKind {
-    /// Stable name, as written in `content.json` `type` and the trace.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocKind::Html => "html",
-            DocKind::Pdf => "pdf",
-            DocKind::PlainText => "text",
-            DocKind::Markdown => "markdown",
-            DocKind::Csv => "csv",
-            DocKind::Json => "json",
-            DocKind::Xml => "xml",
-            DocKind::Feed => "feed",
-            DocKind::Image => "image",
-            DocKind::Binary => "binary",
-        }
-    }
-
-    /// Whether the body is text kept in memory for classification and projections.
-    pub fn is_textual(self) -> bool {
-        !matches!(self, DocKind::Pdf | DocKind::Image | DocKind::Binary)
-    }
-}
+pub use crate::sdk::content_type::DocKind;
 
 /// Bytes of a body's start that sniffing looks at.
 pub const SNIFF_BYTES: usize = 1024;
 
-/// Media types that say nothing about the body: the bytes decide.
-fn is_generic(essence: &str) -> bool {
-    matches!(
-        essence,
-        "" | "application/octet-stream" | "binary/octet-stream" | "application/unknown"
-    )
-}
-
 /// The kind a `Content-Type` declares; `None` when it is missing or generic.
 pub fn declared(content_type: Option<&str>) -> Option<DocKind> {
     let e = content_type::essence(content_type);
-    if is_generic(&e) {
-        return None;
-    }
-    Some(match e.as_str() {
-        "text/html" | "application/xhtml+xml" => DocKind::Html,
-        "application/pdf" | "application/x-pdf" => DocKind::Pdf,
-        "text/markdown" | "text/x-markdown" => DocKind::Markdown,
-        "text/csv" => DocKind::Csv,
-        "application/json" | "text/json" => DocKind::Json,
-        "application/rss+xml" | "application/atom+xml" => DocKind::Feed,
-        "application/xml" | "text/xml" => DocKind::Xml,
-        _ if e.starts_with("image/") => DocKind::Image,
-        _ if e.ends_with("+json") => DocKind::Json,
-        _ if e.ends_with("+xml") => DocKind::Xml,
-        _ if e.starts_with("text/") => DocKind::PlainText,
-        _ => DocKind::Binary,
-    })
+    (!content_type::is_generic(&e)).then(|| content_type::kind_and_extension(&e).0)
 }
 
 /// The kind of a body: the declared type, refined by the bytes where the header is generic
@@ -150,13 +80,8 @@ pub fn body_extension(content_type: Option<&str>, head: &[u8]) -> &'static str {
         return content_type::extension(content_type);
     }
     match sniff(head) {
-        DocKind::Html => "html",
-        DocKind::Pdf => "pdf",
-        DocKind::Json => "json",
-        DocKind::Xml | DocKind::Feed => "xml",
-        DocKind::PlainText | DocKind::Markdown | DocKind::Csv => "txt",
         DocKind::Image => image_extension(head).unwrap_or("bin"),
-        DocKind::Binary => "bin",
+        kind => kind.extension(),
     }
 }
 
@@ -225,6 +150,9 @@ mod tests {
             ("text/html; charset=utf-8", DocKind::Html),
             ("application/xhtml+xml", DocKind::Html),
             ("application/pdf", DocKind::Pdf),
+            ("application/x-pdf", DocKind::Pdf),
+            ("text/x-markdown", DocKind::Markdown),
+            ("text/json", DocKind::Json),
             ("text/plain", DocKind::PlainText),
             ("text/markdown; charset=utf-8", DocKind::Markdown),
             ("text/csv", DocKind::Csv),
@@ -280,6 +208,9 @@ mod tests {
         assert_eq!(body_extension(None, b"\xff\xd8\xff\xe0"), "jpg");
         assert_eq!(body_extension(generic, b"{\"a\":1}"), "json");
         assert_eq!(body_extension(Some("application/pdf"), b""), "pdf");
+        assert_eq!(body_extension(Some("application/x-pdf"), b""), "pdf");
+        assert_eq!(body_extension(Some("text/x-markdown"), b""), "md");
+        assert_eq!(body_extension(Some("text/json"), b"{}"), "json");
         assert_eq!(body_extension(Some("text/plain"), b"%PDF-"), "txt");
     }
 }

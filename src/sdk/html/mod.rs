@@ -224,14 +224,3 @@ pub fn project(html: &str, base: &Url) -> Projection {
 pub fn shell_facts(html: &str) -> ShellFacts {
     ParsedHtml::parse(html).shell_facts()
 }
-
-/// Whether a `Content-Type` value names HTML (`text/html` or XHTML); parameters ignored.
-pub fn is_html_media_type(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "text/html" || essence == "application/xhtml+xml"
-}

@@ -390,11 +390,3 @@ fn one_parse_serves_both() {
     assert_eq!(facts.visible_text_bytes, p.text.trim().len());
     assert_eq!(doc.user_input_count(), 2);
 }
-
-#[test]
-fn html_media_types() {
-    assert!(is_html_media_type("text/html; charset=utf-8"));
-    assert!(is_html_media_type("Application/XHTML+XML"));
-    assert!(!is_html_media_type("application/json"));
-    assert!(!is_html_media_type("text/plain"));
-}

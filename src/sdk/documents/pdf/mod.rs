@@ -4,7 +4,13 @@
 //! parser ends with a warning and the body alone.
 
 #[cfg(feature = "cli")]
+mod device;
+#[cfg(feature = "cli")]
+pub mod layout;
+#[cfg(feature = "cli")]
 pub mod reader;
+#[cfg(feature = "cli")]
+mod structure;
 
 use std::path::Path;
 use std::time::Duration;
@@ -139,6 +145,55 @@ async fn run_reader(
     })
 }
 
+/// A page whose glyphs are more than this share unmapped is left out of the text.
+pub const LEFT_OUT_SHARE: f64 = 0.5;
+/// `text_unreliable` is given when more than this share of a document's glyphs is unmapped
+/// (or a page is left out).
+pub const UNRELIABLE_SHARE: f64 = 0.05;
+
+/// One page of the reader's report, with the verdict on its text.
+struct PageFacts<'a> {
+    number: u64,
+    text: &'a str,
+    glyphs: u64,
+    unmapped: u64,
+    images: u64,
+    left_out: bool,
+}
+
+impl<'a> PageFacts<'a> {
+    fn of(page: &'a Value) -> PageFacts<'a> {
+        let glyphs = page["glyphs"].as_u64().unwrap_or(0);
+        let unmapped = page["unmapped"].as_u64().unwrap_or(0);
+        PageFacts {
+            number: page["number"].as_u64().unwrap_or(0),
+            text: page["text"].as_str().unwrap_or_default(),
+            glyphs,
+            unmapped,
+            images: page["images"].as_u64().unwrap_or(0),
+            left_out: glyphs > 0 && unmapped as f64 > LEFT_OUT_SHARE * glyphs as f64,
+        }
+    }
+
+    /// The text this page contributes.
+    fn shown(&self) -> &'a str {
+        if self.left_out {
+            ""
+        } else {
+            self.text
+        }
+    }
+}
+
+/// "1, 2, 5" (at most 20, then "and N more").
+fn page_list(pages: &[u64]) -> String {
+    let mut s: Vec<String> = pages.iter().take(20).map(u64::to_string).collect();
+    if pages.len() > 20 {
+        s.push(format!("and {} more", pages.len() - 20));
+    }
+    s.join(", ")
+}
+
 /// Turn the reader's report into the projections and warnings.
 pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projected {
     if let Some(e) = r["error"].as_str() {
@@ -146,35 +201,32 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
     }
     if r["needs_password"].as_bool() == Some(true) {
         return failed(
-            ErrorCode::BackendUnsupported,
-            "the PDF is encrypted with a user password; only the body is written".into(),
+            ErrorCode::PdfEncrypted,
+            "the PDF is encrypted with a user password (or a method the reader lacks); only the body is written".into(),
         );
     }
     let empty = Vec::new();
-    let pages = r["pages"].as_array().unwrap_or(&empty);
+    let raw_pages = r["pages"].as_array().unwrap_or(&empty);
+    let pages: Vec<PageFacts> = raw_pages.iter().map(PageFacts::of).collect();
     let outline = r["outline"].as_array().unwrap_or(&empty);
-    let page_count = r["page_count"].as_u64().unwrap_or(0);
-    let truncated = r["truncated"].as_bool().unwrap_or(false);
-    let info = &r["info"];
-    let title = info["title"].as_str();
+    let title = r["info"]["title"].as_str();
 
-    let texts: Vec<&str> = pages
+    let text = pages
         .iter()
-        .map(|p| p["text"].as_str().unwrap_or_default())
-        .collect();
-    let text = texts.join("\u{c}");
-    let has_text_layer = texts.iter().any(|t| !t.trim().is_empty());
+        .map(PageFacts::shown)
+        .collect::<Vec<_>>()
+        .join("\u{c}");
+    let has_text_layer = pages.iter().any(|p| !p.shown().trim().is_empty());
     let mut md = String::new();
     if let Some(t) = title {
         md.push_str(&format!("# {t}\n\n"));
     }
     let mut pages_json = Vec::new();
     let mut links_json = Vec::new();
-    for (page, page_text) in pages.iter().zip(&texts) {
-        let n = page["number"].as_u64().unwrap_or(0);
+    for (p, raw) in pages.iter().zip(raw_pages) {
         let headings: Vec<(u64, &str)> = outline
             .iter()
-            .filter(|o| o["page"].as_u64() == Some(n))
+            .filter(|o| o["page"].as_u64() == Some(p.number))
             .map(|o| {
                 (
                     o["level"].as_u64().unwrap_or(1),
@@ -182,8 +234,8 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
                 )
             })
             .collect();
-        md.push_str(&page_section(n, page_text, &headings));
-        let links: Vec<&str> = page["links"]
+        md.push_str(&page_section(p.number, p.shown(), &headings));
+        let links: Vec<&str> = raw["links"]
             .as_array()
             .map(|l| l.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
@@ -191,12 +243,20 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
             md.push_str("Links:\n");
             for l in &links {
                 md.push_str(&format!("- <{l}>\n"));
-                links_json.push(json!({"page": n, "uri": l}));
+                links_json.push(json!({"page": p.number, "uri": l}));
             }
             md.push('\n');
         }
-        pages_json.push(json!({"number": n, "text_bytes": page_text.len(), "has_text": !page_text.trim().is_empty()}));
+        pages_json.push(json!({
+            "number": p.number,
+            "text_bytes": p.shown().len(),
+            "has_text": !p.shown().trim().is_empty(),
+            "glyphs": p.glyphs,
+            "unmapped_glyphs": p.unmapped,
+            "left_out": p.left_out,
+        }));
     }
+    let (warnings, unreliable) = warnings(r, &pages, opts);
     let content_json = json!({
         "schema_version": 1,
         "url": url.as_str(),
@@ -204,38 +264,22 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
         "content_type": "application/pdf",
         "title": title,
         "text_bytes": text.len(),
-        "page_count": page_count,
+        "page_count": r["page_count"].as_u64().unwrap_or(0),
         "pages_read": pages.len(),
         "pages": pages_json,
-        "info": info,
+        "info": r["info"],
         "outline": outline,
         "links": links_json,
         "encrypted": r["encrypted"].as_bool().unwrap_or(false),
         "has_text_layer": has_text_layer,
-        "truncated": truncated,
+        "truncated": r["truncated"].as_bool().unwrap_or(false),
+        "damaged": warnings.iter().any(|w| w.code == ErrorCode::DocumentDamaged),
+        "text_unreliable": unreliable,
     });
-    let mut warnings = Vec::new();
-    if truncated {
-        warnings.push(Warning::general(
-            ErrorCode::DocumentTruncated,
-            format!(
-                "read {} of {page_count} pages (--max-pdf-pages {})",
-                pages.len(),
-                opts.max_pdf_pages
-            ),
-        ));
-    }
-    if !has_text_layer && !pages.is_empty() {
-        warnings.push(Warning::artifact(
-            "text",
-            ErrorCode::ArtifactEmpty,
-            "the PDF has no text layer (scanned or image-only pages); afhttp does no OCR",
-        ));
-    }
     let trace = json!({
         "type": "pdf",
-        "reader": "lopdf (child process)",
-        "page_count": page_count,
+        "reader": "hayro (child process)",
+        "page_count": r["page_count"],
         "pages_read": pages.len(),
         "peak_rss_kib": r["peak_rss_kib"],
     });
@@ -250,6 +294,131 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
         warnings,
         trace: Some(trace),
     }
+}
+
+/// The document's warnings, and the `text_unreliable` facts (`null` when the text is sound).
+fn warnings(r: &Value, pages: &[PageFacts], opts: DocumentOptions) -> (Vec<Warning>, Value) {
+    let mut out = Vec::new();
+    let page_count = r["page_count"].as_u64().unwrap_or(0);
+    if r["truncated"].as_bool() == Some(true) {
+        out.push(Warning::general(
+            ErrorCode::DocumentTruncated,
+            format!(
+                "read {} of {page_count} pages (--max-pdf-pages {})",
+                pages.len(),
+                opts.max_pdf_pages
+            ),
+        ));
+    }
+    if let Some(w) = damaged(r, pages) {
+        out.push(w);
+    }
+    let unreliable = unreliable(pages);
+    if let Some((w, _)) = &unreliable {
+        out.push(w.clone());
+    }
+    // Pages that draw images and have no text of their own (not the ones left out above).
+    let scanned: Vec<u64> = pages
+        .iter()
+        .filter(|p| p.images > 0 && !p.left_out && p.text.trim().is_empty())
+        .map(|p| p.number)
+        .collect();
+    if !scanned.is_empty() {
+        out.push(Warning::general(
+            ErrorCode::NoTextLayer,
+            format!(
+                "page(s) {} of {} draw images but have no text layer (scanned?); afhttp does no OCR",
+                page_list(&scanned),
+                pages.len()
+            ),
+        ));
+    }
+    (out, unreliable.map(|(_, v)| v).unwrap_or(Value::Null))
+}
+
+/// `document_damaged`: the cross-reference table was rebuilt, pages named in the page tree
+/// are missing, or a page's content could not be read.
+fn damaged(r: &Value, pages: &[PageFacts]) -> Option<Warning> {
+    let mut why = Vec::new();
+    if r["damaged"].as_bool() == Some(true) {
+        why.push(
+            "its cross-reference table is broken and was rebuilt by scanning the file".to_string(),
+        );
+    }
+    let found = r["page_count"].as_u64().unwrap_or(0);
+    if let Some(declared) = r["declared_page_count"].as_u64().filter(|d| *d > found) {
+        why.push(format!(
+            "{} of the {declared} pages its page tree names are missing",
+            declared - found
+        ));
+    }
+    let unreadable: Vec<u64> = pages
+        .iter()
+        .zip(r["pages"].as_array().into_iter().flatten())
+        .filter(|(_, raw)| raw["unreadable"].as_bool() == Some(true))
+        .map(|(p, _)| p.number)
+        .collect();
+    if !unreadable.is_empty() {
+        why.push(format!(
+            "the content of page(s) {} cannot be read",
+            page_list(&unreadable)
+        ));
+    }
+    (!why.is_empty()).then(|| {
+        Warning::general(
+            ErrorCode::DocumentDamaged,
+            format!(
+                "the PDF is damaged: {}; the text is what could be read",
+                why.join("; ")
+            ),
+        )
+    })
+}
+
+/// `text_unreliable`: more than [`UNRELIABLE_SHARE`] of the glyphs have no Unicode value, or
+/// a page is mostly unmapped (and so left out).
+fn unreliable(pages: &[PageFacts]) -> Option<(Warning, Value)> {
+    let glyphs: u64 = pages.iter().map(|p| p.glyphs).sum();
+    let unmapped: u64 = pages.iter().map(|p| p.unmapped).sum();
+    let left_out: Vec<u64> = pages
+        .iter()
+        .filter(|p| p.left_out)
+        .map(|p| p.number)
+        .collect();
+    let share = if glyphs == 0 {
+        0.0
+    } else {
+        unmapped as f64 / glyphs as f64
+    };
+    if left_out.is_empty() && share <= UNRELIABLE_SHARE {
+        return None;
+    }
+    let gaps: Vec<u64> = pages
+        .iter()
+        .filter(|p| p.unmapped > 0 && !p.left_out)
+        .map(|p| p.number)
+        .collect();
+    let mut msg = format!(
+        "{:.0}% of the glyphs ({unmapped} of {glyphs}) have no Unicode mapping (a font without ToUnicode or glyph names)",
+        share * 100.0
+    );
+    if !left_out.is_empty() {
+        msg.push_str(&format!(
+            "; page(s) {} are mostly unmapped and left out of the text",
+            page_list(&left_out)
+        ));
+    }
+    if !gaps.is_empty() {
+        msg.push_str(&format!("; page(s) {} have gaps", page_list(&gaps)));
+    }
+    let facts = json!({
+        "unmapped_glyphs": unmapped,
+        "glyphs": glyphs,
+        "unmapped_share": (share * 1000.0).round() / 1000.0,
+        "pages_left_out": left_out,
+        "pages_with_gaps": gaps,
+    });
+    Some((Warning::general(ErrorCode::TextUnreliable, msg), facts))
 }
 
 /// One `## Page N` section: a line equal to an outline title on this page becomes that
@@ -326,7 +495,65 @@ mod tests {
         );
         assert_eq!(
             locked.unavailable.map(|u| u.0),
-            Some(ErrorCode::BackendUnsupported)
+            Some(ErrorCode::PdfEncrypted)
         );
+    }
+
+    #[test]
+    fn unmapped_pages_are_left_out_and_said() {
+        let page = |n: u64, text: &str, glyphs: u64, unmapped: u64, images: u64| json!({"number": n, "text": text, "glyphs": glyphs, "unmapped": unmapped, "images": images, "links": []});
+        let r = json!({
+            "page_count": 4, "declared_page_count": 5, "damaged": true,
+            "pages": [
+                page(1, "Real words here\n", 15, 0, 0),
+                page(2, "x\n", 40, 39, 0),
+                page(3, "", 0, 0, 2),
+                page(4, "Some wrds\n", 10, 2, 0),
+            ],
+            "info": {}, "outline": [],
+        });
+        let url = url::Url::parse("http://h.test/a.pdf").unwrap();
+        let p = from_report(&r, &url, DocumentOptions::default());
+        let proj = p.projection.unwrap();
+        assert_eq!(proj.text, "Real words here\n\u{c}\u{c}\u{c}Some wrds\n");
+        let codes: Vec<ErrorCode> = p.warnings.iter().map(|w| w.code).collect();
+        assert_eq!(
+            codes,
+            [
+                ErrorCode::DocumentDamaged,
+                ErrorCode::TextUnreliable,
+                ErrorCode::NoTextLayer
+            ]
+        );
+        assert!(
+            p.warnings[0].message.contains("1 of the 5 pages"),
+            "{}",
+            p.warnings[0].message
+        );
+        let unreliable = &p.warnings[1].message;
+        assert!(
+            unreliable.starts_with("63% of the glyphs (41 of 65)"),
+            "{unreliable}"
+        );
+        assert!(
+            unreliable.contains("page(s) 2 are mostly unmapped"),
+            "{unreliable}"
+        );
+        assert!(unreliable.contains("page(s) 4 have gaps"), "{unreliable}");
+        assert!(
+            p.warnings[2].message.starts_with("page(s) 3 of 4 "),
+            "{}",
+            p.warnings[2].message
+        );
+        assert_eq!(
+            proj.content_json["text_unreliable"]["pages_left_out"],
+            json!([2])
+        );
+        assert_eq!(proj.content_json["pages"][1]["left_out"], true);
+        assert_eq!(proj.content_json["damaged"], true);
+        // A sound document has none of these.
+        let fine = json!({"page_count": 1, "pages": [page(1, "Fine\n", 4, 0, 1)]});
+        let p = from_report(&fine, &url, DocumentOptions::default());
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     }
 }

@@ -1,114 +1,130 @@
-//! The PDF reader proper (lopdf), run on untrusted bytes. The fetch never calls it in its own
+//! The PDF reader proper (hayro), run on untrusted bytes. The fetch never calls it in its own
 //! process: [`child_main`] is the body of the hidden `afhttp __pdf-text` subcommand, which
 //! first puts itself under hard limits (address space, CPU time), so a hostile file can at
 //! worst get that one process killed. The fuzz target calls [`read`] directly.
+//!
+//! This module, [`super::device`] and [`super::structure`] are the only ones that name the
+//! parser crates (`hayro-*`, `skrifa`); the rest of the PDF path reads the JSON report.
 
-use std::collections::BTreeMap;
-
-use lopdf::{Dictionary, Document, Object};
+use hayro_interpret::{interpret_page, Context, InterpreterCache, InterpreterSettings};
+use hayro_syntax::{LoadPdfError, Pdf};
+use kurbo::{Affine, Rect};
 use serde_json::{json, Value};
 
-/// Read up to `max_pages` pages of `bytes`: the JSON document the runner turns into
-/// artifacts (see `super::Report`).
+use super::device::Collect;
+use super::layout::layout;
+use super::structure;
+
+/// Read up to `max_pages` pages of `bytes`: the JSON report the parent turns into
+/// artifacts (`super::from_report`).
 pub fn read(bytes: &[u8], max_pages: u32) -> Value {
-    let doc = match Document::load_mem(bytes) {
-        Ok(d) => d,
-        Err(e) => return json!({"error": format!("not a readable PDF: {e}")}),
+    let encrypted = find(bytes, b"/Encrypt").is_some();
+    let damaged = !xref_is_sound(bytes);
+    let pdf = match Pdf::new(bytes.to_vec()) {
+        Ok(p) => p,
+        Err(LoadPdfError::Decryption(e)) => {
+            return json!({"encrypted": true, "needs_password": true, "decryption": format!("{e:?}")})
+        }
+        Err(LoadPdfError::Invalid) => {
+            return json!({"error": "not a readable PDF: no page tree could be found, even by scanning the file", "damaged": true})
+        }
     };
-    let encrypted = doc.is_encrypted() || doc.was_encrypted();
-    let pages: BTreeMap<u32, lopdf::ObjectId> = doc.get_pages();
-    if doc.is_encrypted() {
-        // lopdf already tried the empty user password while loading.
-        return json!({"encrypted": true, "needs_password": true, "page_count": pages.len()});
-    }
+    let pages = pdf.pages();
+    let numbers = structure::page_numbers(&pdf);
+    let cache = InterpreterCache::new();
+    let settings = InterpreterSettings::default();
     let mut out_pages = Vec::new();
-    for (&number, &id) in pages.iter().take(max_pages as usize) {
-        let text = doc.extract_text(&[number]).unwrap_or_default();
-        out_pages.push(json!({"number": number, "text": text, "links": page_links(&doc, id)}));
+    for (i, page) in pages.iter().take(max_pages as usize).enumerate() {
+        let mut ctx = Context::new(
+            Affine::IDENTITY,
+            Rect::new(-1e9, -1e9, 1e9, 1e9),
+            &cache,
+            pdf.xref(),
+            settings.clone(),
+        );
+        let mut dev = Collect::default();
+        interpret_page(page, &mut ctx, &mut dev);
+        let p = layout(&dev.glyphs);
+        // Content that is named but cannot be read (a broken stream or reference).
+        let unreadable = page.raw().contains_key(b"Contents") && page.page_stream().is_none();
+        out_pages.push(json!({
+            "number": i + 1,
+            "text": p.text,
+            "glyphs": p.glyphs,
+            "unmapped": p.unmapped,
+            "images": dev.images,
+            "unreadable": unreadable,
+            "links": structure::page_links(page.raw()),
+        }));
     }
-    let outline: Vec<Value> = doc
-        .get_toc()
-        .map(|toc| {
-            toc.toc
-                .into_iter()
-                .map(|t| json!({"level": t.level, "title": t.title.trim(), "page": t.page}))
-                .collect()
-        })
-        .unwrap_or_default();
+    let declared = declared_page_count(&pdf);
     json!({
         "encrypted": encrypted,
         "needs_password": false,
         "page_count": pages.len(),
+        "declared_page_count": declared,
         "truncated": pages.len() > max_pages as usize,
+        "damaged": damaged,
         "pages": out_pages,
-        "info": info(&doc),
-        "outline": outline,
+        "info": structure::info(&pdf),
+        "outline": structure::outline(&pdf, &numbers),
     })
 }
 
-/// URI link annotations of a page, in order.
-fn page_links(doc: &Document, page: lopdf::ObjectId) -> Vec<String> {
-    let Ok(annots) = doc.get_page_annotations(page) else {
-        return Vec::new();
-    };
-    annots
-        .into_iter()
-        .filter(|a| a.get(b"Subtype").and_then(Object::as_name).ok() == Some(b"Link".as_slice()))
-        .filter_map(|a| {
-            let action = match a.get(b"A").ok()? {
-                Object::Reference(id) => doc.get_dictionary(*id).ok()?,
-                Object::Dictionary(d) => d,
-                _ => return None,
-            };
-            string(doc, action, b"URI")
-        })
-        .collect()
+/// The page tree's own `/Count` (more than the pages found means some were lost).
+fn declared_page_count(pdf: &Pdf) -> Option<u64> {
+    let root = pdf
+        .xref()
+        .get::<hayro_syntax::object::Dict<'_>>(pdf.xref().root_id())?;
+    let n = root
+        .get::<hayro_syntax::object::Dict<'_>>(b"Pages")?
+        .get::<hayro_syntax::object::Number>(b"Count")?
+        .as_i64();
+    u64::try_from(n).ok()
 }
 
-/// A text string of `dict` (direct or referenced): UTF-16BE with a BOM, else
-/// PDFDocEncoding (read as Latin-1, which agrees on the printable range).
-fn string(doc: &Document, dict: &Dictionary, key: &[u8]) -> Option<String> {
-    let obj = match dict.get(key).ok()? {
-        Object::Reference(id) => doc.get_object(*id).ok()?,
-        o => o,
+/// Whether the file's last `startxref` points at a cross-reference table or stream. When it
+/// does not, the parser rebuilt the table by scanning the file: the document is damaged.
+fn xref_is_sound(bytes: &[u8]) -> bool {
+    let tail_at = bytes.len().saturating_sub(2048);
+    let Some(at) = rfind(&bytes[tail_at..], b"startxref") else {
+        return false;
     };
-    let Object::String(bytes, _) = obj else {
-        return None;
+    let rest = &bytes[tail_at + at + b"startxref".len()..];
+    let digits: String = rest
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take_while(|b| b.is_ascii_digit())
+        .map(|&b| b as char)
+        .collect();
+    let Ok(offset) = digits.parse::<usize>() else {
+        return false;
     };
-    let s = match bytes.strip_prefix(&[0xfe, 0xff]) {
-        Some(be) => {
-            let units: Vec<u16> = be
-                .chunks_exact(2)
-                .map(|c| u16::from_be_bytes([c[0], c[1]]))
-                .collect();
-            String::from_utf16_lossy(&units)
-        }
-        None => bytes.iter().map(|&b| b as char).collect(),
+    let Some(target) = bytes.get(offset..) else {
+        return false;
     };
-    let s = s.trim().to_string();
-    (!s.is_empty()).then_some(s)
+    let target = &target[..target.len().min(64)];
+    let start = target
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(0);
+    let t = &target[start..];
+    t.starts_with(b"xref")
+        || (t.first().is_some_and(u8::is_ascii_digit) && find(t, b"obj").is_some())
 }
 
-fn info(doc: &Document) -> Value {
-    let dict = match doc.trailer.get(b"Info") {
-        Ok(Object::Reference(id)) => doc.get_dictionary(*id).ok(),
-        Ok(Object::Dictionary(d)) => Some(d),
-        _ => None,
-    };
-    let get = |k: &[u8]| dict.and_then(|d| string(doc, d, k));
-    json!({
-        "title": get(b"Title"),
-        "author": get(b"Author"),
-        "subject": get(b"Subject"),
-        "creation_date": get(b"CreationDate"),
-        "producer": get(b"Producer"),
-    })
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
 }
 
 /// `afhttp __pdf-text <file> <max_pages> <address_space_bytes> <cpu_seconds>`: limit this
 /// process, read the file, print the report as one JSON line. Returns the exit status.
 pub fn child_main(args: &[std::ffi::OsString]) -> (u8, String) {
-    use nix::sys::resource::{getrusage, setrlimit, Resource, UsageWho};
+    use nix::sys::resource::{setrlimit, Resource};
     let arg = |i: usize| args.get(i).and_then(|a| a.to_str()).unwrap_or_default();
     let (Ok(max_pages), Ok(mem), Ok(cpu)) = (
         arg(1).parse::<u32>(),
@@ -133,8 +149,14 @@ pub fn child_main(args: &[std::ffi::OsString]) -> (u8, String) {
         Ok(bytes) => read(&bytes, max_pages),
         Err(e) => json!({"error": format!("cannot read the body file: {e}")}),
     };
-    if let Ok(u) = getrusage(UsageWho::RUSAGE_SELF) {
-        report["peak_rss_kib"] = json!(u.max_rss());
-    }
+    report["peak_rss_kib"] = json!(peak_rss_kib());
     (0, format!("{report}\n"))
+}
+
+/// This process's peak RSS (VmHWM). Not `getrusage`: a spawned child's `ru_maxrss` carries
+/// the parent's pages across exec, so it would count the fetch's own memory twice.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
