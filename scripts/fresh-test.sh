@@ -32,6 +32,10 @@ trap cleanup EXIT
 
 mkdir -p "$root"/{home,config,cache,data,state,runtime,tmp,docker}
 chmod 700 "$root/runtime"
+# Tests that run a host as another user (transfer, sandbox) need to reach files under TMPDIR,
+# as they do under /tmp on a fresh machine.
+chmod 755 "$root"
+chmod 1777 "$root/tmp"
 git clone --quiet --no-local "$repo" "$root/afhttp"
 git -C "$root/afhttp" checkout --quiet --detach "$rev"
 

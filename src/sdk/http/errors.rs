@@ -39,7 +39,9 @@ pub fn map_reqwest(err: &reqwest::Error, url: &url::Url, via_proxy: bool) -> AfE
         )
         .with_hint(
             "set ca_cert to a PEM file to trust a private CA, or tls_insecure to skip verification",
-        );
+        )
+        // The field lets a front end name its own option (the CLI adds `--ca-cert`).
+        .with_field("ca_cert");
     }
     let mut e = if err.is_body() || err.is_decode() {
         AfError::new(
