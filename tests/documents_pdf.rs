@@ -5,13 +5,11 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::support::documents::{
     bomb_pdf, damaged_pdf, nested_pdf, pdf_fixtures, pdftotext, typed, unmapped_pdf, word_f1,
     DocServer,
 };
-use crate::support::Fixture;
+use crate::support::{warning_codes, Fixture};
 
 fn serve(names: &[&str]) -> DocServer {
     let fx = pdf_fixtures();
@@ -43,15 +41,6 @@ fn fetch_pdf(fx: &Fixture, url: &str, extra: &[&str]) -> crate::support::Run {
 
 fn fastrand_name(url: &str) -> String {
     url.rsplit('/').next().unwrap_or_default().replace('.', "_")
-}
-
-fn warning_codes(r: &Value) -> Vec<String> {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Fixture, FixtureServer, HangServer, Run};
+use crate::support::{warning, warning_codes, Fixture, FixtureServer, HangServer, Run};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -18,26 +18,6 @@ fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
 
 fn readiness(run: &Run) -> &Value {
     &run.event["trace"]["readiness"]
-}
-
-fn warning_codes(r: &Value) -> Vec<String> {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn warning(r: &Value, code: &str) -> String {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == code)
-        .and_then(|w| w["message"].as_str())
-        .unwrap_or_else(|| panic!("no {code} warning: {r}"))
-        .to_string()
 }
 
 /// A page that settles: a result, every marker in text.txt, ended by the settle rule and

@@ -9,31 +9,11 @@
 
 use serde_json::Value;
 
-use crate::support::{Fixture, FixtureServer, HangServer, HostProc, Run};
+use crate::support::{warning, warning_codes, Fixture, FixtureServer, HangServer, HostProc, Run};
 
 /// `afhttp fetch URL --render always --want text,content,network EXTRA...` inline.
 fn render(fx: &Fixture, url: &str, extra: &[&str]) -> Run {
     crate::support::chromium::render(fx, url, "text,content,network", extra)
-}
-
-fn codes(r: &Value) -> Vec<String> {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn warning(r: &Value, code: &str) -> String {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == code)
-        .and_then(|w| w["message"].as_str())
-        .unwrap_or_else(|| panic!("no {code} warning: {r}"))
-        .to_string()
 }
 
 /// The page's markers are all in text.txt, a cut of `host` is reported (warning naming
@@ -74,7 +54,7 @@ fn assert_cut(run: &Run, host: &str, types: &[&str], markers: &[&str]) {
         assert!(e["url"].as_str().unwrap().contains(host), "{e}");
     }
     assert!(
-        !codes(r).contains(&"document_incomplete".to_string()),
+        !warning_codes(r).contains(&"document_incomplete".to_string()),
         "{r}"
     );
     assert_eq!(run.event["trace"]["text_source"], "rendered", "{r}");
@@ -82,7 +62,10 @@ fn assert_cut(run: &Run, host: &str, types: &[&str], markers: &[&str]) {
 
 fn no_cut(run: &Run) {
     let r = run.result();
-    assert!(!codes(r).contains(&"third_party_cut".to_string()), "{r}");
+    assert!(
+        !warning_codes(r).contains(&"third_party_cut".to_string()),
+        "{r}"
+    );
     let rounds = &run.event["trace"]["readiness"]["cuts"]["rounds"];
     assert_eq!(rounds.as_array().map(Vec::len), Some(0), "{rounds}");
 }
@@ -194,14 +177,20 @@ fn stall_cutoff_zero_keeps_the_budget_and_the_text_comes_from_the_served_html() 
             "{file}: {text}"
         );
     }
-    assert!(!codes(r).contains(&"artifact_empty".to_string()), "{r}");
+    assert!(
+        !warning_codes(r).contains(&"artifact_empty".to_string()),
+        "{r}"
+    );
     // A served body without text: the warning says why the text is what was rendered.
     let run = render(&fx, &srv.url(&format!("/stall/shell?hang={h}")), &off);
     let r = run.result();
     let msg = warning(r, "document_incomplete");
     assert!(msg.contains("served HTML has no text"), "{msg}");
     assert_eq!(run.event["trace"]["text_source"], "rendered", "{r}");
-    assert!(codes(r).contains(&"artifact_empty".to_string()), "{r}");
+    assert!(
+        warning_codes(r).contains(&"artifact_empty".to_string()),
+        "{r}"
+    );
     // With the default cutoff the same page renders its text.
     let run = render(&fx, &srv.url(&format!("/stall/shell?hang={h}")), &[]);
     assert_cut(&run, &h, &["Script"], &["shell-rendered"]);

@@ -23,6 +23,7 @@ pub mod routes_transfer;
 pub mod server;
 pub mod socks;
 pub mod tls;
+pub mod warnings;
 
 pub use cmd::{Cmd, Fixture, Run};
 pub use deadline::{wait_for, wait_until};
@@ -33,6 +34,7 @@ pub use proxy::HttpProxy;
 pub use server::FixtureServer;
 pub use socks::Socks5Proxy;
 pub use tls::TlsFixtureServer;
+pub use warnings::{warning, warning_codes};
 
 /// Write `body` to `path` as an executable script (a fake or wrapped browser, a helper).
 pub fn write_script(path: &std::path::Path, body: &str) {

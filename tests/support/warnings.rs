@@ -1,0 +1,25 @@
+//! Readers of a result event's `warnings`: the codes, and one warning's message.
+
+use serde_json::Value;
+
+/// The codes of `r["warnings"]`, in order.
+pub fn warning_codes(r: &Value) -> Vec<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The message of the warning with `code`; panics (naming the event) when there is none.
+pub fn warning(r: &Value, code: &str) -> String {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == code)
+        .and_then(|w| w["message"].as_str())
+        .unwrap_or_else(|| panic!("no {code} warning: {r}"))
+        .to_string()
+}
