@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::challenge;
-use crate::sdk::fetch::outcome::{FetchOutcome, Trace};
+use crate::sdk::fetch::outcome::{DownloadOutcome, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::projections;
 use crate::sdk::fetch::takeover_hint;
@@ -423,6 +423,16 @@ async fn drive(
         &lock(state),
         req.browser.dialog_accept,
     ));
+    // A document the browser also downloads (an attachment): its words above, and the
+    // download's facts and bytes as for any other download.
+    let download = match navigated.download {
+        true => {
+            let (d, warning) = settled_download(req, state, trace, deadline).await;
+            warnings.extend(warning);
+            d
+        }
+        false => None,
+    };
     let mut o = outcome(
         req,
         state,
@@ -435,6 +445,7 @@ async fn drive(
         warnings,
     );
     o.screenshot = captured.screenshot;
+    o.download = download;
     Ok(o)
 }
 
@@ -449,37 +460,7 @@ async fn download_outcome(
     trace: &mut Trace,
     deadline: Instant,
 ) -> FetchOutcome {
-    let started = Instant::now();
-    // Keep a share of the time for moving the bytes to the driver.
-    let settle_by = deadline
-        .checked_sub(capture_budget(req.timeout))
-        .unwrap_or(deadline)
-        .max(Instant::now());
-    let seen = download::settle(state, settle_by).await;
-    trace.timing("download", ms_since(started));
-    trace.set("navigation", json!("download"));
-    let mut warnings = Vec::new();
-    match &seen {
-        None => warnings.push(Warning::artifact(
-            "download",
-            ErrorCode::ArtifactCaptureFailed,
-            "the navigation became a download, but the browser reported none",
-        )),
-        Some(d) if d.state == "inProgress" => warnings.push(Warning::artifact(
-            "download",
-            ErrorCode::ArtifactCaptureTimeout,
-            format!(
-                "the download was still in progress at the deadline ({} of {} bytes)",
-                d.received_bytes, d.total_bytes
-            ),
-        )),
-        Some(d) if d.state != "completed" => warnings.push(Warning::artifact(
-            "download",
-            ErrorCode::ArtifactCaptureFailed,
-            format!("the browser ended the download as {}", d.state),
-        )),
-        Some(_) => {}
-    }
+    let (download, warning) = settled_download(req, state, trace, deadline).await;
     let mut o = outcome(
         req,
         state,
@@ -489,14 +470,55 @@ async fn download_outcome(
         0,
         false,
         None,
-        warnings,
+        warning.into_iter().collect(),
     );
-    o.download = seen.map(|facts| crate::sdk::fetch::outcome::DownloadOutcome {
+    o.download = download;
+    o
+}
+
+/// Wait for the tab's download to settle (leaving a share of the time for moving its
+/// bytes): its facts, and a warning when it did not complete.
+async fn settled_download(
+    req: &FetchRequest,
+    state: &Shared,
+    trace: &mut Trace,
+    deadline: Instant,
+) -> (Option<DownloadOutcome>, Option<Warning>) {
+    let started = Instant::now();
+    let settle_by = deadline
+        .checked_sub(capture_budget(req.timeout))
+        .unwrap_or(deadline)
+        .max(Instant::now());
+    let seen = download::settle(state, settle_by).await;
+    trace.timing("download", ms_since(started));
+    trace.set("navigation", json!("download"));
+    let warning = match &seen {
+        None => Some(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureFailed,
+            "the navigation became a download, but the browser reported none",
+        )),
+        Some(d) if d.state == "inProgress" => Some(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureTimeout,
+            format!(
+                "the download was still in progress at the deadline ({} of {} bytes)",
+                d.received_bytes, d.total_bytes
+            ),
+        )),
+        Some(d) if d.state != "completed" => Some(Warning::artifact(
+            "download",
+            ErrorCode::ArtifactCaptureFailed,
+            format!("the browser ended the download as {}", d.state),
+        )),
+        Some(_) => None,
+    };
+    let download = seen.map(|facts| DownloadOutcome {
         facts,
         file: None,
         size_bytes: 0,
     });
-    o
+    (download, warning)
 }
 
 #[allow(clippy::too_many_arguments)]
