@@ -24,6 +24,7 @@ pub mod redact;
 pub mod render_decision;
 pub mod request;
 pub mod secret;
+pub mod tab_id;
 pub mod transfer;
 
 pub use builder::{CdpBuilder, FetchBuilder, FetchCookie, FetchCookieSameSite};

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::sdk::challenge::Challenge;
+use crate::sdk::fetch::FetchRequest;
 use crate::sdk::html::ShellFacts;
 use crate::sdk::request::{Artifact, RenderMode};
 
@@ -46,6 +47,17 @@ impl EscalationReason {
         }
     }
 
+    /// Whether the reason was known before any request was sent (so no HTTP attempt sent
+    /// the request before the browser did).
+    pub fn before_request(&self) -> bool {
+        !matches!(
+            self,
+            EscalationReason::EmptyHtmlShell(_)
+                | EscalationReason::ChallengeMarkers(_)
+                | EscalationReason::WallStatus(_)
+        )
+    }
+
     /// JSON form for the trace: `{code, detail}`.
     pub fn to_json(&self) -> Value {
         let detail = match self {
@@ -84,16 +96,30 @@ impl ResponseFacts<'_> {
     }
 }
 
-/// Decide before any request: `always`, or a browser-only artifact under `auto`.
-pub fn before_request(render: RenderMode, want: &[Artifact]) -> Option<EscalationReason> {
-    match render {
-        RenderMode::Always => Some(EscalationReason::RenderAlways),
-        RenderMode::None => None,
-        RenderMode::Auto => want
-            .iter()
-            .find(|a| a.browser_only())
-            .map(|a| EscalationReason::BrowserOnlyArtifact(*a)),
+/// Every reason known before the request is sent, in the order they win: `render
+/// always`, a browser-only artifact under `auto`, `takeover`, `tab`, then `profile` (a
+/// takeover's site profile, derived by `validate()`, is recorded as the takeover).
+pub fn before_request(req: &FetchRequest) -> Option<EscalationReason> {
+    let want = req.want.as_deref().unwrap_or_default();
+    let browser = &req.browser;
+    match req.render {
+        RenderMode::None => return None,
+        RenderMode::Always => return Some(EscalationReason::RenderAlways),
+        RenderMode::Auto => {}
     }
+    if let Some(a) = want.iter().find(|a| a.browser_only()) {
+        return Some(EscalationReason::BrowserOnlyArtifact(*a));
+    }
+    if browser.takeover {
+        return Some(EscalationReason::Takeover);
+    }
+    if let Some(tab) = &browser.tab {
+        return Some(EscalationReason::Tab(tab.clone()));
+    }
+    browser
+        .profile
+        .clone()
+        .map(EscalationReason::ProfileRequested)
 }
 
 /// Decide after the HTTP response under `--render auto`; `None` means HTTP is enough.
@@ -198,27 +224,55 @@ mod tests {
 
     const HTML: Option<&str> = Some("text/html; charset=utf-8");
 
+    fn decided(spec: crate::sdk::fetch::FetchSpec) -> Option<EscalationReason> {
+        before_request(&spec.validate().unwrap())
+    }
+
+    fn spec(render: &str, want: &str) -> crate::sdk::fetch::FetchSpec {
+        crate::sdk::fetch::FetchSpec {
+            render: Some(render.into()),
+            want: (!want.is_empty()).then(|| want.into()),
+            ..crate::sdk::fetch::FetchSpec::new("https://shop.example.co.uk/cart")
+        }
+    }
+
     #[test]
     fn before_request_branches() {
+        use crate::sdk::fetch::FetchSpec;
         assert_eq!(
-            before_request(RenderMode::Always, &[]),
+            decided(spec("always", "")),
             Some(EscalationReason::RenderAlways)
         );
+        assert_eq!(decided(spec("auto", "body,text")), None);
+        assert_eq!(decided(spec("none", "body,text")), None);
         assert_eq!(
-            before_request(RenderMode::Auto, &[Artifact::Body, Artifact::Text]),
-            None
-        );
-        assert_eq!(
-            before_request(
-                RenderMode::Auto,
-                &[Artifact::Text, Artifact::Screenshot, Artifact::Console]
-            ),
+            decided(spec("auto", "text,screenshot,console")),
             Some(EscalationReason::BrowserOnlyArtifact(Artifact::Screenshot))
         );
+        // Takeover, tab and profile are decided here too, in that order: a takeover's
+        // derived site profile reads as the takeover.
+        let takeover = FetchSpec {
+            takeover: true,
+            tab: Some("T1".into()),
+            ..spec("auto", "")
+        };
+        assert_eq!(decided(takeover), Some(EscalationReason::Takeover));
+        let tab = FetchSpec {
+            tab: Some("new".into()),
+            profile: Some("work".into()),
+            ..spec("auto", "")
+        };
+        assert_eq!(decided(tab), Some(EscalationReason::Tab("new".into())));
+        let profile = FetchSpec {
+            profile: Some("work".into()),
+            ..spec("auto", "")
+        };
         assert_eq!(
-            before_request(RenderMode::None, &[Artifact::Screenshot]),
-            None
+            decided(profile),
+            Some(EscalationReason::ProfileRequested("work".into()))
         );
+        assert!(EscalationReason::Takeover.before_request());
+        assert!(!EscalationReason::WallStatus(403).before_request());
     }
 
     #[test]

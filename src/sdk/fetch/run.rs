@@ -14,13 +14,13 @@ use crate::sdk::fetch::browser_path::{self, BrowserSlot};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::projections;
+use crate::sdk::fetch::takeover_hint;
 use crate::sdk::fetch::FetchRequest;
-use crate::sdk::fetch::{takeover, takeover_hint};
 use crate::sdk::html;
 use crate::sdk::http::exchange::{self, CookieState};
 use crate::sdk::http::{body, client, network};
 use crate::sdk::render_decision::{self, EscalationReason};
-use crate::sdk::request::{Artifact, RenderMode};
+use crate::sdk::request::Artifact;
 
 /// Longest single backoff between retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -62,36 +62,13 @@ pub async fn fetch_with(
         trace: trace.clone(),
     };
 
-    let want = req.want.clone().unwrap_or_default();
-    let mut escalated = render_decision::before_request(req.render, &want)
-        .or_else(|| req.browser.takeover.then_some(EscalationReason::Takeover))
-        .or_else(|| {
-            (req.render != RenderMode::None)
-                .then(|| req.browser.tab.clone().map(EscalationReason::Tab))
-                .flatten()
-        })
-        .or_else(|| {
-            req.browser
-                .profile
-                .clone()
-                .map(EscalationReason::ProfileRequested)
-        });
+    let mut escalated = render_decision::before_request(&req);
     if let Some(reason) = &escalated {
         record_escalation(&mut trace, reason, &req);
     }
-    // After the decision is recorded, so a refusal's trace shows it. (`--takeover` decides
-    // before a profile does, so deriving the site profile below changes no decision.)
+    // After the decision is recorded, so a refusal's trace shows it.
     if let Err(e) = check_browser_needs(&req) {
         return Err(fail(e, &trace));
-    }
-    if req.browser.takeover && req.browser.profile.is_none() {
-        match takeover::site_profile(&req.url) {
-            Ok(p) => {
-                req.browser.profile = Some(p);
-                req.browser.profile_derived = true;
-            }
-            Err(e) => return Err(fail(e, &trace)),
-        }
     }
 
     // Everything that can refuse the request is checked before the first file is written.
@@ -249,14 +226,7 @@ fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRe
 /// browser then sent it again (not when the browser never started, or never navigated).
 fn record_resent(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
     // Reasons decided before any request leave the browser's request the only one.
-    let after_http = !matches!(
-        reason,
-        EscalationReason::RenderAlways
-            | EscalationReason::BrowserOnlyArtifact(_)
-            | EscalationReason::ProfileRequested(_)
-            | EscalationReason::Takeover
-            | EscalationReason::Tab(_)
-    );
+    let after_http = !reason.before_request();
     let resent = after_http && trace.browser_sent();
     let idempotent = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS");
     let mut render = trace.get("render").cloned().unwrap_or_else(|| json!({}));

@@ -5,15 +5,19 @@
 //! MCP alike. Errors name the spec field (`AfError::field`); each front end turns the field
 //! into its own hint (the CLI into a flag name).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::AfError;
 use crate::profile::{Backend, ProfileName};
 use crate::sdk::cookies::parse::parse_cli_cookie;
+use crate::sdk::cookies::Cookie;
 use crate::sdk::fetch::options::{self, HeaderPair, RequestBody, TransportOptions};
 use crate::sdk::fetch::spec::FetchSpec;
+use crate::sdk::fetch::takeover;
 use crate::sdk::fetch::{BrowserOptions, FetchRequest, MAX_RETRIES};
 use crate::sdk::request::{Artifact, NetworkBodies, RenderMode, Wait, MAX_WAIT_MS};
+use crate::sdk::tab_id::TabId;
 
 /// Largest accepted `timeout_ms` (24 hours).
 pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
@@ -35,13 +39,88 @@ fn invalid(field: &'static str, message: impl Into<String>) -> AfError {
     AfError::invalid(message).with_field(field)
 }
 
+/// How the page is rendered and what is written: the first group of checked options.
+struct Rendering {
+    render: RenderMode,
+    wait: Wait,
+    want: Option<Vec<Artifact>>,
+    network_bodies: Option<NetworkBodies>,
+}
+
+/// The request line and what travels with it.
+struct RequestLine {
+    method: String,
+    headers: Vec<HeaderPair>,
+    body: Option<RequestBody>,
+}
+
+/// Bounds on the attempts.
+struct Limits {
+    timeout: Duration,
+    retry: u32,
+    backoff: Duration,
+}
+
 impl FetchSpec {
     /// Check every option and turn the spec into the request the pipeline runs.
     ///
     /// `data: "@file"` is read here (and `"@-"` reads standard input), so a request that
-    /// validates has its whole body.
+    /// validates has its whole body. `takeover` without `profile` gets its site profile here,
+    /// the one place it is derived.
     pub fn validate(self) -> Result<FetchRequest, AfError> {
         let url = options::parse_target_url(&self.url).map_err(on("url"))?;
+        let rendering = self.rendering()?;
+        let line = self.request_line()?;
+        let (cookies, cookie_jar) = self.cookies(&url)?;
+        let limits = self.limits()?;
+        let browser = self.browser_options(&url, rendering.wait, rendering.network_bodies)?;
+        let browser_family = self
+            .browser
+            .as_deref()
+            .map(Backend::parse)
+            .transpose()
+            .map_err(on("browser"))?;
+        let transport = self.transport()?;
+        let max_pdf_pages = self
+            .max_pdf_pages
+            .unwrap_or(crate::sdk::documents::pdf::DEFAULT_MAX_PAGES);
+        if max_pdf_pages == 0 {
+            return Err(invalid("max_pdf_pages", "max_pdf_pages must be at least 1"));
+        }
+        Ok(FetchRequest {
+            method: line.method,
+            headers: line.headers,
+            body: line.body,
+            cookies,
+            user_agent: self.user_agent,
+            render: rendering.render,
+            want: rendering.want,
+            http_default_want: None,
+            out_dir: self.out,
+            out_root: None,
+            cookie_jar,
+            implicit_jar: !self.no_cookie_jar,
+            retry: limits.retry,
+            backoff: limits.backoff,
+            transport,
+            timeout: limits.timeout,
+            max_response_bytes: self
+                .max_response_bytes
+                .unwrap_or(super::DEFAULT_MAX_RESPONSE_BYTES),
+            no_network_redact: self.no_network_redact,
+            documents: crate::sdk::documents::DocumentOptions {
+                max_pdf_pages,
+                accept_markdown: self.accept_markdown,
+            },
+            browser_bin: self.browser_bin,
+            browser_family,
+            browser,
+            ..FetchRequest::get(url)
+        })
+    }
+
+    /// `render`, `wait`, `want` and `network_bodies`, and what `render: none` refuses.
+    fn rendering(&self) -> Result<Rendering, AfError> {
         let render: RenderMode = match &self.render {
             Some(r) => r.parse().map_err(on("render"))?,
             None => RenderMode::Auto,
@@ -69,7 +148,16 @@ impl FetchSpec {
             .transpose()
             .map_err(on("network_bodies"))?;
         self.check_render_none(render, want.as_deref())?;
+        Ok(Rendering {
+            render,
+            wait,
+            want,
+            network_bodies,
+        })
+    }
 
+    /// Method, body, headers and user agent.
+    fn request_line(&self) -> Result<RequestLine, AfError> {
         let body = self.body()?;
         let method = match &self.method {
             Some(m) => options::parse_method(m).map_err(on("method"))?,
@@ -96,11 +184,20 @@ impl FetchSpec {
                 ));
             }
         }
+        Ok(RequestLine {
+            method,
+            headers,
+            body,
+        })
+    }
+
+    /// The cookies to send (checked against `url`) and the jar file, if any.
+    fn cookies(&self, url: &url::Url) -> Result<(Vec<Cookie>, Option<PathBuf>), AfError> {
         let now = crate::sdk::cookies::now_unix();
         let cookies = self
             .cookie
             .iter()
-            .map(|c| parse_cli_cookie(c, &url, now))
+            .map(|c| parse_cli_cookie(c, url, now))
             .collect::<Result<Vec<_>, _>>()
             .map_err(on("cookie"))?;
         if self.no_cookie_jar && self.cookie_jar.is_some() {
@@ -116,6 +213,11 @@ impl FetchSpec {
             (Some(p), false) => Some(crate::fsutil::absolute(p)),
             _ => None,
         };
+        Ok((cookies, cookie_jar))
+    }
+
+    /// `timeout_ms`, `retry` and `backoff_ms`, defaults filled in.
+    fn limits(&self) -> Result<Limits, AfError> {
         let timeout_ms = self.timeout_ms.unwrap_or(crate::sdk::defaults::TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
             return Err(invalid(
@@ -134,6 +236,21 @@ impl FetchSpec {
                 format!("backoff_ms is at most {MAX_BACKOFF_MS}"),
             ));
         }
+        Ok(Limits {
+            timeout: Duration::from_millis(timeout_ms),
+            retry,
+            backoff: Duration::from_millis(backoff_ms),
+        })
+    }
+
+    /// The options a browser applies, defaults filled in; `takeover` without `profile`
+    /// gets the URL's site profile.
+    fn browser_options(
+        &self,
+        url: &url::Url,
+        wait: Wait,
+        network_bodies: Option<NetworkBodies>,
+    ) -> Result<BrowserOptions, AfError> {
         let defaults = BrowserOptions::default();
         let network_body_max_bytes = self
             .network_body_max_bytes
@@ -154,15 +271,15 @@ impl FetchSpec {
                 return Err(invalid(field, format!("{field} is at most {MAX_WAIT_MS}")));
             }
         }
-        if let Some(out) = &self.out {
-            if out.as_os_str().is_empty() {
-                return Err(invalid("out", "out is empty"));
-            }
+        if self.out.as_ref().is_some_and(|o| o.as_os_str().is_empty()) {
+            return Err(invalid("out", "out is empty"));
         }
-        let tab = self.tab.as_deref().map(validate_tab).transpose()?;
-        if let Some(p) = &self.profile {
-            ProfileName::parse(p).map_err(on("profile"))?;
-        }
+        let tab = self
+            .tab
+            .as_deref()
+            .map(TabId::parse_fetch_tab)
+            .transpose()?;
+        let (profile, profile_derived) = self.profile(url)?;
         if let Some(js) = &self.evaluate_after_wait {
             if js.len() > MAX_SCRIPT_BYTES {
                 return Err(invalid(
@@ -171,7 +288,64 @@ impl FetchSpec {
                 ));
             }
         }
-        let screenshot_format = match self.screenshot_format.as_deref() {
+        let screenshot_format = self.screenshot()?;
+        let dialog_accept = match self.dialog.as_deref() {
+            None | Some("dismiss") => false,
+            Some("accept") => true,
+            Some(other) => {
+                return Err(invalid(
+                    "dialog",
+                    format!("dialog must be accept or dismiss, not {other:?}"),
+                ))
+            }
+        };
+        Ok(BrowserOptions {
+            wait,
+            tab,
+            takeover: self.takeover,
+            profile,
+            profile_derived,
+            evaluate_after_wait: self.evaluate_after_wait.clone(),
+            network_bodies,
+            network_body_max_bytes,
+            readiness_idle_ms: self.readiness_idle_ms.unwrap_or(defaults.readiness_idle_ms),
+            readiness_stable_ms: self
+                .readiness_stable_ms
+                .unwrap_or(defaults.readiness_stable_ms),
+            readiness_budget_ms: self
+                .readiness_budget_ms
+                .unwrap_or(defaults.readiness_budget_ms),
+            stall_cutoff_ms: self.stall_cutoff_ms.unwrap_or(defaults.stall_cutoff_ms),
+            readiness_min_text_bytes: self
+                .readiness_min_text_bytes
+                .unwrap_or(defaults.readiness_min_text_bytes),
+            capture_ws: self.capture_ws,
+            capture_sse: self.capture_sse,
+            dialog_accept,
+            screenshot_format,
+            screenshot_quality: self.screenshot_quality,
+            screenshot_max_height: self.screenshot_max_height,
+            ..defaults
+        })
+    }
+
+    /// The profile and whether it was derived: `profile` as given, or for `takeover` the
+    /// URL's site ([`takeover::site_profile`]); the one place that decides it.
+    fn profile(&self, url: &url::Url) -> Result<(Option<String>, bool), AfError> {
+        match &self.profile {
+            Some(p) => {
+                ProfileName::parse(p).map_err(on("profile"))?;
+                Ok((Some(p.clone()), false))
+            }
+            None if self.takeover => Ok((Some(takeover::site_profile(url)?), true)),
+            None => Ok((None, false)),
+        }
+    }
+
+    /// `screenshot_format` (its canonical name), `screenshot_quality` and
+    /// `screenshot_max_height`.
+    fn screenshot(&self) -> Result<&'static str, AfError> {
+        let format = match self.screenshot_format.as_deref() {
             None | Some("png") => "png",
             Some("jpeg" | "jpg") => "jpeg",
             Some("webp") => "webp",
@@ -183,7 +357,7 @@ impl FetchSpec {
             }
         };
         if let Some(q) = self.screenshot_quality {
-            if screenshot_format == "png" {
+            if format == "png" {
                 return Err(invalid(
                     "screenshot_quality",
                     "screenshot_quality applies to jpeg and webp only (png is lossless)",
@@ -202,22 +376,11 @@ impl FetchSpec {
                 "screenshot_max_height is at least 1",
             ));
         }
-        let dialog_accept = match self.dialog.as_deref() {
-            None | Some("dismiss") => false,
-            Some("accept") => true,
-            Some(other) => {
-                return Err(invalid(
-                    "dialog",
-                    format!("dialog must be accept or dismiss, not {other:?}"),
-                ))
-            }
-        };
-        let browser_family = self
-            .browser
-            .as_deref()
-            .map(Backend::parse)
-            .transpose()
-            .map_err(on("browser"))?;
+        Ok(format)
+    }
+
+    /// Proxy, CA certificate and TLS checking.
+    fn transport(&self) -> Result<TransportOptions, AfError> {
         let transport = TransportOptions {
             proxy_url: self
                 .proxy_url
@@ -236,68 +399,7 @@ impl FetchSpec {
         {
             return Err(invalid("ca_cert", "ca_cert is empty"));
         }
-        let max_pdf_pages = self
-            .max_pdf_pages
-            .unwrap_or(crate::sdk::documents::pdf::DEFAULT_MAX_PAGES);
-        if max_pdf_pages == 0 {
-            return Err(invalid("max_pdf_pages", "max_pdf_pages must be at least 1"));
-        }
-        Ok(FetchRequest {
-            method,
-            headers,
-            body,
-            cookies,
-            user_agent: self.user_agent,
-            render,
-            want,
-            http_default_want: None,
-            out_dir: self.out,
-            out_root: None,
-            cookie_jar,
-            implicit_jar: !self.no_cookie_jar,
-            retry,
-            backoff: Duration::from_millis(backoff_ms),
-            transport,
-            timeout: Duration::from_millis(timeout_ms),
-            max_response_bytes: self
-                .max_response_bytes
-                .unwrap_or(super::DEFAULT_MAX_RESPONSE_BYTES),
-            no_network_redact: self.no_network_redact,
-            documents: crate::sdk::documents::DocumentOptions {
-                max_pdf_pages,
-                accept_markdown: self.accept_markdown,
-            },
-            browser_bin: self.browser_bin,
-            browser_family,
-            browser: BrowserOptions {
-                wait,
-                tab,
-                takeover: self.takeover,
-                profile: self.profile,
-                evaluate_after_wait: self.evaluate_after_wait,
-                network_bodies,
-                network_body_max_bytes,
-                readiness_idle_ms: self.readiness_idle_ms.unwrap_or(defaults.readiness_idle_ms),
-                readiness_stable_ms: self
-                    .readiness_stable_ms
-                    .unwrap_or(defaults.readiness_stable_ms),
-                readiness_budget_ms: self
-                    .readiness_budget_ms
-                    .unwrap_or(defaults.readiness_budget_ms),
-                stall_cutoff_ms: self.stall_cutoff_ms.unwrap_or(defaults.stall_cutoff_ms),
-                readiness_min_text_bytes: self
-                    .readiness_min_text_bytes
-                    .unwrap_or(defaults.readiness_min_text_bytes),
-                capture_ws: self.capture_ws,
-                capture_sse: self.capture_sse,
-                dialog_accept,
-                screenshot_format,
-                screenshot_quality: self.screenshot_quality,
-                screenshot_max_height: self.screenshot_max_height,
-                ..defaults
-            },
-            ..FetchRequest::get(url)
-        })
+        Ok(transport)
     }
 
     /// The request body from `data`, `data_bytes` or `form` (at most one of them).
@@ -387,24 +489,6 @@ impl FetchSpec {
             .with_hint("drop render none, or drop this option")),
             None => Ok(()),
         }
-    }
-}
-
-/// `tab`: `new` or a CDP target id (letters, digits, `-`, `_`).
-fn validate_tab(tab: &str) -> Result<String, AfError> {
-    let ok = tab == "new"
-        || (!tab.is_empty()
-            && tab.len() <= 128
-            && tab
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
-    if ok {
-        Ok(tab.to_string())
-    } else {
-        Err(invalid(
-            "tab",
-            format!("tab {tab:?} must be `new` or a tab id (letters, digits, '-', '_')"),
-        ))
     }
 }
 
@@ -522,6 +606,31 @@ mod tests {
             ..spec("http://h/")
         });
         assert_eq!(e.code, ErrorCode::ProfileInvalidName);
+    }
+
+    /// `takeover` without `profile` gets the URL's site profile here, once, for the
+    /// pipeline and the fleet's routing alike (each derived its own before).
+    #[test]
+    fn takeover_derives_the_site_profile_once() {
+        let r = FetchSpec {
+            takeover: true,
+            ..spec("https://my.shop.example.co.uk/cart")
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(r.browser.profile.as_deref(), Some("example.co.uk"));
+        assert!(r.browser.profile_derived);
+        let r = FetchSpec {
+            takeover: true,
+            profile: Some("work".into()),
+            ..spec("https://example.com/")
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(r.browser.profile.as_deref(), Some("work"));
+        assert!(!r.browser.profile_derived);
+        let r = spec("https://example.com/").validate().unwrap();
+        assert_eq!(r.browser.profile, None);
     }
 
     #[test]

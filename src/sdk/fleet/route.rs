@@ -125,7 +125,7 @@ pub fn ephemeral_order<'a>(reports: &'a [Report], key: &str) -> Vec<&'a Report> 
 /// Run `req` on the fleet (its endpoint is chosen here).
 pub async fn fetch(
     fleet: &Fleet,
-    mut req: FetchRequest,
+    req: FetchRequest,
     connect_timeout: Duration,
 ) -> Result<FetchOutcome, FetchFailure> {
     let started = Instant::now();
@@ -135,16 +135,6 @@ pub async fn fetch(
         trace.set("fleet", fleet_trace);
         FetchFailure { error, trace }
     };
-    if req.browser.takeover && req.browser.profile.is_none() {
-        // Route by the site profile the fetch will use, like any persistent profile.
-        match crate::sdk::fetch::takeover::site_profile(&req.url) {
-            Ok(p) => {
-                req.browser.profile = Some(p);
-                req.browser.profile_derived = true;
-            }
-            Err(e) => return Err(fail(e, json!({"members": fleet.members.len()}))),
-        }
-    }
     let reports = probe::probe_all(
         fleet,
         req.token.as_ref().map(crate::sdk::secret::Secret::expose),
