@@ -170,6 +170,35 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
+/// A new temp directory (0700) named `prefix` and six random characters, whose path has at
+/// most `max` bytes, for Unix sockets (at most 107 bytes) to go in it: in the user's temp dir
+/// when it leaves room, else in `/tmp` (a deep `TMPDIR`: a private temp dir, a CI workspace).
+pub fn short_tempdir(prefix: &str, max: usize) -> std::io::Result<tempfile::TempDir> {
+    let mut last = None;
+    for root in short_tempdir_roots(&std::env::temp_dir(), prefix, max) {
+        match tempfile::Builder::new().prefix(prefix).tempdir_in(&root) {
+            Ok(dir) if dir.path().as_os_str().len() <= max => return Ok(dir),
+            Ok(_) => {}
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::other(format!("no temp dir leaves a path of at most {max} bytes"))
+    }))
+}
+
+/// Where [`short_tempdir`] tries, in order: the temp dir `tmp` when a directory in it fits
+/// `max`, then `/tmp`.
+fn short_tempdir_roots(tmp: &Path, prefix: &str, max: usize) -> Vec<PathBuf> {
+    // `/`, the prefix and tempfile's six random characters.
+    let fits = tmp.as_os_str().len() + 1 + prefix.len() + 6 <= max;
+    let system = PathBuf::from("/tmp");
+    match fits && tmp != system {
+        true => vec![tmp.to_path_buf(), system],
+        false => vec![system],
+    }
+}
+
 /// The first `len` bytes of `file` as a stream of chunks of at most `chunk` bytes: exactly
 /// what a `Content-Length` announced, even if the file grows while it streams.
 pub fn file_chunks(
@@ -196,6 +225,24 @@ pub fn file_chunks(
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_deep_temp_dir_gives_way_to_tmp() {
+        let short = Path::new("/var/tmp/u");
+        let roots = |tmp: &str| short_tempdir_roots(Path::new(tmp), "afhttp-x-", 40);
+        assert_eq!(roots("/var/tmp/u"), [short, Path::new("/tmp")]);
+        // The fresh-machine script's TMPDIR plus a test fixture's.
+        let deep = "/var/tmp/afhttp-fresh-AbCdEf/tmp/.tmpAbCdEf/tmp";
+        assert_eq!(roots(deep), [Path::new("/tmp")]);
+        assert_eq!(roots("/tmp"), [Path::new("/tmp")]);
+        let dir = short_tempdir("afhttp-x-", 40).unwrap();
+        assert!(
+            dir.path().as_os_str().len() <= 40,
+            "{}",
+            dir.path().display()
+        );
+        assert!(dir.path().is_dir());
+    }
 
     #[test]
     fn dirs_0700_files_0600_atomic() {

@@ -149,13 +149,43 @@ fn unix_socket_listener_and_refusals() {
 
 #[test]
 fn inline_escalation_renders_and_leaves_nothing() {
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let srv = FixtureServer::start();
-    let out = fx.path().join("o");
+    let browser_tmp = escalate_leaving_nothing(&fx, &srv, &fx.tmp);
+    // The fixture's temp dir is short enough for Chromium's singleton socket (60 bytes for
+    // the scratch dir, 26 of them its name) when the suite's own is (a fresh machine's /tmp);
+    // a deep one is the next case.
+    if fx.tmp.as_os_str().len() <= 34 {
+        assert!(
+            browser_tmp.starts_with(&fx.tmp),
+            "the browser's TMPDIR {browser_tmp:?} is not under afhttp's {:?}",
+            fx.tmp
+        );
+    }
+    // A TMPDIR too deep for the socket (a user's private temp dir, a CI workspace): the
+    // browser still gets a private temp dir, in /tmp, removed afterwards.
+    let deep = fx
+        .tmp
+        .join("a-private-temp-dir-deep-enough-for-a-unix-socket");
+    std::fs::create_dir(&deep).unwrap();
+    let browser_tmp = escalate_leaving_nothing(&fx, &srv, &deep);
+    assert_eq!(browser_tmp.parent(), Some(std::path::Path::new("/tmp")));
+}
+
+/// Escalate `/spa` to an inline browser with `tmp` as TMPDIR; check it rendered and left
+/// nothing in `tmp`, and that the browser ran with a private temp dir of afhttp's, gone
+/// afterwards. That dir.
+fn escalate_leaving_nothing(
+    fx: &Fixture,
+    srv: &FixtureServer,
+    tmp: &std::path::Path,
+) -> std::path::PathBuf {
+    let out = tempfile::tempdir_in(fx.path()).unwrap();
     // The browser records the temp dir it was given: a killed Chromium leaves its singleton
     // socket directory there, so it must be afhttp's own and gone afterwards.
-    let seen = fx.path().join("browser-tmpdir");
-    let wrapper = fx.path().join("chromium-wrapper");
+    let seen = out.path().join("browser-tmpdir");
+    let wrapper = out.path().join("chromium-wrapper");
     crate::support::write_script(
         &wrapper,
         &format!(
@@ -165,10 +195,11 @@ fn inline_escalation_renders_and_leaves_nothing() {
     );
     let run = fx
         .cmd()
+        .env("TMPDIR", tmp)
         .env("AFHTTP_NO_SANDBOX", "1")
         .env("AFHTTP_BROWSER_BIN", &wrapper)
         .args(["fetch", &srv.url("/spa"), "--want", "text", "--out"])
-        .arg(&out)
+        .arg(out.path().join("o"))
         .run();
     let r = run.result();
     assert_eq!(r["render"], "browser");
@@ -178,19 +209,25 @@ fn inline_escalation_renders_and_leaves_nothing() {
     );
     let text = run.artifact_text("text_file");
     assert!(text.contains("Item 50"), "{text}");
-    let leftovers: Vec<_> = std::fs::read_dir(&fx.tmp)
+    let leftovers: Vec<_> = std::fs::read_dir(tmp)
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name())
+        .filter(|n| !n.to_string_lossy().starts_with("a-private-temp-dir"))
         .collect();
     assert!(leftovers.is_empty(), "inline host left {leftovers:?}");
     let browser_tmp = std::fs::read_to_string(&seen).unwrap();
-    let browser_tmp = std::path::Path::new(browser_tmp.trim());
+    let browser_tmp = std::path::PathBuf::from(browser_tmp.trim());
+    let name = browser_tmp
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy();
     assert!(
-        browser_tmp.starts_with(&fx.tmp),
+        name.starts_with("afhttp-browser-tmp-"),
         "the browser's TMPDIR {browser_tmp:?} is not afhttp's"
     );
     assert!(!browser_tmp.exists(), "{browser_tmp:?} was left behind");
+    browser_tmp
 }
 
 /// `[innerWidth, innerHeight, outerWidth, outerHeight, screen.width, screen.height]` of the

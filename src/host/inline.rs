@@ -105,9 +105,8 @@ impl InlineHost {
         family: Option<crate::profile::Backend>,
         transport: &TransportOptions,
     ) -> Result<InlineHost, AfError> {
-        let dir = tempfile::Builder::new()
-            .prefix("afhttp-inline-")
-            .tempdir()
+        // Room for `/host.sock` in a Unix socket path (at most 107 bytes).
+        let dir = crate::fsutil::short_tempdir("afhttp-inline-", 96)
             .map_err(|e| AfError::io("create the inline host directory", &e))?;
         let socket = dir.path().join("host.sock");
         let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));

@@ -167,20 +167,15 @@ const SCRATCH_PATH_MAX: usize = 60;
 /// A private temp directory for the browser (`TMPDIR` in `env`, unless `--engine-env` set
 /// one), removed with the [`RunningBrowser`]. Chromium leaves its singleton socket directory
 /// in the temp dir when it is killed, as every ephemeral browser is: one per fetch, forever,
-/// in a shared `/tmp`. `None` (the browser's default temp dir) when it cannot be made short.
+/// in a shared `/tmp`. Made in the user's temp dir, or in `/tmp` when a path there would be
+/// too long for the socket (a deep `TMPDIR`); `None` (the browser's default temp dir) when
+/// neither works.
 fn scratch_dir(env: &mut Vec<(String, String)>) -> Option<tempfile::TempDir> {
     if env.iter().any(|(k, _)| k == "TMPDIR") {
         return None;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("afhttp-browser-tmp-")
-        .tempdir()
-        .ok()?;
-    let path = dir.path().to_str()?.to_string();
-    if path.len() > SCRATCH_PATH_MAX {
-        return None;
-    }
-    env.push(("TMPDIR".to_string(), path));
+    let dir = crate::fsutil::short_tempdir("afhttp-browser-tmp-", SCRATCH_PATH_MAX).ok()?;
+    env.push(("TMPDIR".to_string(), dir.path().to_str()?.to_string()));
     Some(dir)
 }
 
@@ -374,4 +369,21 @@ pub async fn product(http_base: &str) -> Option<String> {
     json_version(http_base)
         .await
         .and_then(|v| v.get("Browser")?.as_str().map(String::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scratch_dir_fits_the_socket_path_whatever_the_temp_dir() {
+        let mut env = Vec::new();
+        let dir = scratch_dir(&mut env).expect("a scratch dir");
+        let (_, path) = env.iter().find(|(k, _)| k == "TMPDIR").unwrap();
+        assert_eq!(Path::new(path), dir.path());
+        assert!(path.len() <= SCRATCH_PATH_MAX, "{path}");
+        let mut given = vec![("TMPDIR".to_string(), "/mine".to_string())];
+        assert!(scratch_dir(&mut given).is_none());
+        assert_eq!(given.len(), 1);
+    }
 }
