@@ -228,3 +228,86 @@ fn a_host_cuts_the_same_way_as_the_inline_browser() {
     );
     assert_eq!(host.terminate().0, 0);
 }
+
+/// `fetch URL --render always --want text,content,network --endpoint-url EP EXTRA...`.
+fn host_fetch(fx: &Fixture, endpoint: &str, url: &str, extra: &[&str]) -> Run {
+    fx.cmd()
+        .args(["fetch", url, "--render", "always", "--timeout-ms", "20000"])
+        .args(["--want", "text,content,network", "--endpoint-url", endpoint])
+        .args(extra)
+        .run()
+}
+
+/// The hosts `GET /stalled-hosts` lists.
+fn stalled_hosts(endpoint: &str) -> Vec<String> {
+    let port = crate::support::host::port_of(endpoint);
+    let (status, raw) = crate::support::host::http(port, "GET", "/stalled-hosts", &[], "");
+    assert_eq!(status, 200, "{raw}");
+    let doc: Value = serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
+    assert_eq!(doc["code"], "stalled_hosts", "{doc}");
+    doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_host_remembers_a_stalled_third_party_and_blocks_it_from_the_start() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let mut host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let ep = host.endpoint.clone();
+    assert!(stalled_hosts(&ep).is_empty());
+    // The first fetch waits out the window and reloads; the host learns the stalled host.
+    let run = host_fetch(&fx, &ep, &srv.url(&format!("/stall/head?hang={h}")), &[]);
+    assert_cut(&run, &h, &["Script"], &["stall-head-page"]);
+    assert!(!warning(run.result(), "third_party_cut").contains("from the start"));
+    assert_eq!(stalled_hosts(&ep), vec![h.clone()]);
+    // The next page using it has the host blocked before it loads: no cut round, no reload.
+    let run = host_fetch(&fx, &ep, &srv.url(&format!("/stall/mid?hang={h}")), &[]);
+    let r = run.result();
+    let text = run.artifact_text("text_file");
+    assert!(
+        text.contains("before-mid-script") && text.contains("after-mid-script"),
+        "{text}"
+    );
+    let msg = warning(r, "third_party_cut");
+    assert!(
+        msg.contains("blocked from the start") && msg.contains(&h),
+        "{msg}"
+    );
+    let cuts = &run.event["trace"]["readiness"]["cuts"];
+    assert_eq!(cuts["rounds"].as_array().map(Vec::len), Some(0), "{cuts}");
+    assert_eq!(cuts["remembered"][0]["host"], h.as_str(), "{cuts}");
+    let network = run.artifact_json("network_file");
+    assert!(
+        network["entries"].as_array().unwrap().iter().any(|e| {
+            e["failure"]["blocked_reason"] == "third_party_cut"
+                && e["url"].as_str().unwrap().contains(&h)
+        }),
+        "{network}"
+    );
+    // `--stall-cutoff-ms 0` uses no memory: the script is waited for within the budget.
+    let off = ["--stall-cutoff-ms", "0", "--readiness-budget-ms", "1500"];
+    let run = host_fetch(&fx, &ep, &srv.url(&format!("/stall/mid?hang={h}")), &off);
+    no_cut(&run);
+    assert!(warning_codes(run.result()).contains(&"document_incomplete".to_string()));
+    // A page of the remembered host's own site (127.0.0.2) does not get it blocked: first
+    // parties are never cut, and the page's budget rules apply.
+    let own = FixtureServer::start_on("127.0.0.2");
+    let budget = ["--readiness-budget-ms", "1500"];
+    let run = host_fetch(&fx, &ep, &own.url(&format!("/stall/mid?hang={h}")), &budget);
+    no_cut(&run);
+    let cuts = &run.event["trace"]["readiness"]["cuts"];
+    assert_eq!(
+        cuts["remembered"].as_array().map(Vec::len),
+        Some(0),
+        "{cuts}"
+    );
+    assert!(warning_codes(run.result()).contains(&"document_incomplete".to_string()));
+    assert_eq!(host.terminate().0, 0);
+}

@@ -173,6 +173,30 @@ impl Client {
         Ok(self.get("/recent-requests").await?.body)
     }
 
+    /// `GET /stalled-hosts`: the third-party hosts (`host[:port]`) that stalled in this host's
+    /// recent fetches, each with the age of its last report in ms. A host without the route
+    /// (an older one) is an error.
+    pub async fn stalled_hosts(&self) -> Result<Vec<(String, u64)>, AfError> {
+        let doc = self.get("/stalled-hosts").await?.body;
+        Ok(host_http::shape::stalled_hosts(&doc))
+    }
+
+    /// `POST /stalled-hosts`: report third-party hosts a fetch cut for stalling, so the host's
+    /// next fetches block them from the start.
+    pub async fn report_stalled_hosts(&self, hosts: &[String]) -> Result<(), AfError> {
+        let body = serde_json::json!({ "hosts": hosts });
+        host_http::request(
+            &self.endpoint,
+            "POST",
+            "/stalled-hosts",
+            self.token.as_ref().map(Secret::expose),
+            Some(&body),
+            self.timeout,
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// `GET /health`: the host's health document (only `{"status": ...}` for an anonymous
     /// caller of a `--health-public minimal` host). Anything else answering there is
     /// `invalid_endpoint`.

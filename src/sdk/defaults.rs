@@ -12,3 +12,6 @@ pub const TIMEOUT: Duration = Duration::from_millis(TIMEOUT_MS);
 pub const BACKOFF_MS: u64 = 250;
 /// [`BACKOFF_MS`] as a duration.
 pub const BACKOFF: Duration = Duration::from_millis(BACKOFF_MS);
+/// How long a host remembers a third-party host that stalled (`/stalled-hosts`), so its
+/// next fetches block it from the start.
+pub const STALL_MEMORY_TTL: Duration = Duration::from_secs(300);

@@ -16,6 +16,7 @@ mod request_facts;
 pub mod routes;
 pub mod serve;
 pub mod slots;
+pub mod stall_memory;
 pub mod state;
 pub mod tab_lease;
 pub mod takeover;

@@ -31,6 +31,8 @@ pub enum Handler {
     JsonList,
     /// `/recent-requests`.
     RecentRequests,
+    /// `/stalled-hosts` (GET: the list; POST: report hosts).
+    StalledHosts,
     /// `/downloads/{id}`.
     Download,
     /// `/uploads`.
@@ -79,6 +81,7 @@ const fn route(
 
 const GET: &[&str] = &["GET"];
 const POST: &[&str] = &["POST"];
+const GET_POST: &[&str] = &["GET", "POST"];
 /// What stateless Streamable HTTP uses: POST for messages, and GET for a server stream
 /// (the transport answers 405: there is none). No sessions, so no DELETE to end one.
 const MCP_METHODS: &[&str] = &["GET", "POST"];
@@ -114,6 +117,12 @@ pub const ROUTES: &[RouteSpec] = &[
         GET,
         AuthZone::Control,
         Handler::RecentRequests,
+    ),
+    route(
+        "/stalled-hosts",
+        GET_POST,
+        AuthZone::Control,
+        Handler::StalledHosts,
     ),
     route("/downloads/{id}", GET, AuthZone::Control, Handler::Download),
     route("/uploads", POST, AuthZone::Control, Handler::Upload),
@@ -211,6 +220,7 @@ fn method_router(spec: &RouteSpec) -> MethodRouter<Shared> {
         Handler::Health => serve_with(f, health),
         Handler::Capabilities => serve_with(f, capabilities),
         Handler::RecentRequests => serve_with(f, recent_requests),
+        Handler::StalledHosts => serve_with(f, stalled_hosts),
         Handler::JsonVersion => serve_with(f, json_version),
         Handler::JsonList => serve_with(f, json_list),
         Handler::Download => serve_with(f, transfer::download),
@@ -253,6 +263,28 @@ async fn recent_requests(State(state): State<Shared>) -> Response {
     let mut doc = Map::new();
     doc.insert("code".into(), json!("recent_requests"));
     if let Value::Object(fields) = state.view.recent_requests() {
+        doc.extend(fields);
+    }
+    Json(doc).into_response()
+}
+
+/// `/stalled-hosts`: GET lists the third-party hosts that stalled in recent fetches; POST
+/// `{"hosts": ["host[:port]", ...]}` reports more (answered with the list).
+async fn stalled_hosts(
+    State(state): State<Shared>,
+    method: Method,
+    body: axum::body::Bytes,
+) -> Response {
+    let mut doc = Map::new();
+    doc.insert("code".into(), json!("stalled_hosts"));
+    if method == Method::POST {
+        let hosts: Vec<String> = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| serde_json::from_value(v.get("hosts")?.clone()).ok())
+            .unwrap_or_default();
+        doc.insert("taken".into(), json!(state.stalls.note(&hosts)));
+    }
+    if let Value::Object(fields) = state.stalls.to_json() {
         doc.extend(fields);
     }
     Json(doc).into_response()

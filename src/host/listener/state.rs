@@ -125,6 +125,8 @@ pub struct ListenerState {
     pub slots: super::slots::Slots,
     /// The `/mcp` server (`None`: `/mcp` answers 404 once authorized).
     pub mcp: Option<McpEndpoint>,
+    /// Third-party hosts that stalled in recent fetches (`/stalled-hosts`).
+    pub stalls: super::stall_memory::StallMemory,
 }
 
 /// A request to close every proxied WebSocket.
@@ -172,6 +174,7 @@ impl ListenerState {
             handoffs: super::handoff::HandoffStore::default(),
             slots,
             mcp: None,
+            stalls: super::stall_memory::StallMemory::default(),
         })
     }
 

@@ -245,6 +245,7 @@ async fn drive(
         let _ = workers::attach(conn, s, t).await;
     }
     trace.set("user_agent", identity.trace);
+    let remembered = stall::block_remembered(conn, s, state, req, t).await?;
     trace.timing("tab_setup", ms_since(setup_started));
 
     let nav_start = Instant::now();
@@ -280,7 +281,7 @@ async fn drive(
         .unwrap_or(deadline)
         .max(Instant::now());
     trace.set("wait", json!(req.browser.wait.to_string()));
-    let mut cutter = stall::Cutter::new(req, nav_start);
+    let mut cutter = stall::Cutter::new(req, nav_start, remembered);
     // A document's tab holds the browser's viewer, not a page: page readiness would wait
     // on a stream that never finishes.
     // A download leaves the tab on its previous document: no load event to wait for.

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::network::pending::is_first_party;
 use super::network::stalled::Stalled;
 use super::session::{lock, Shared};
 use crate::error::{AfError, ErrorCode, Warning};
@@ -24,6 +25,67 @@ use crate::sdk::request::Wait;
 
 /// Reloads one fetch may make for stalled hosts.
 pub const MAX_ROUNDS: usize = 3;
+
+/// Block, before the navigation, the hosts that stalled in the host's recent fetches
+/// (`req.browser.remembered_stalls`) that are another site than the page's: the page sees
+/// their requests blocked from the start, with no window and no reload. Returns the hosts
+/// blocked, with the age of their report (none when cutting is off).
+pub async fn block_remembered(
+    conn: &CdpConnection,
+    session: &str,
+    state: &Shared,
+    req: &FetchRequest,
+    t: Duration,
+) -> Result<Vec<(String, u64)>, AfError> {
+    if req.browser.stall_cutoff_ms == 0 {
+        return Ok(Vec::new());
+    }
+    let site = crate::sdk::fetch::takeover::site_of(&req.url);
+    let hosts: Vec<(String, u64)> = req
+        .browser
+        .remembered_stalls
+        .iter()
+        .filter(|(h, _)| !is_first_party(&format!("http://{h}/"), site.as_deref()))
+        .cloned()
+        .collect();
+    if hosts.is_empty() {
+        return Ok(hosts);
+    }
+    let names: BTreeSet<String> = hosts.iter().map(|(h, _)| h.clone()).collect();
+    conn.send(
+        Some(session),
+        "Network.setBlockedURLs",
+        json!({ "urlPatterns": patterns(&names) }),
+        t,
+    )
+    .await?;
+    lock(state).network.block_hosts(&names);
+    Ok(hosts)
+}
+
+fn patterns(hosts: &BTreeSet<String>) -> Vec<Value> {
+    hosts
+        .iter()
+        .map(|h| json!({"urlPattern": format!("*://{h}/*"), "block": true}))
+        .collect()
+}
+
+/// The hosts a fetch cut for stalling, from its `trace.readiness.cuts` (what a host
+/// remembers for its next fetches).
+pub fn cut_hosts(trace: &crate::sdk::fetch::outcome::Trace) -> BTreeSet<String> {
+    let rounds = trace
+        .get("readiness")
+        .and_then(|r| r.pointer("/cuts/rounds"))
+        .and_then(Value::as_array);
+    rounds
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("hosts").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|h| h.get("host").and_then(Value::as_str))
+        .map(String::from)
+        .collect()
+}
 
 /// The cutting state of one browser fetch.
 #[derive(Debug)]
@@ -36,20 +98,25 @@ pub struct Cutter {
     blocked: BTreeSet<String>,
     /// One entry per cut, for `trace.readiness.cuts`.
     rounds: Vec<Value>,
+    /// Hosts blocked from the start because they stalled in the host's recent fetches, with
+    /// the age of that report in ms.
+    remembered: Vec<(String, u64)>,
     nav_start: Instant,
 }
 
 impl Cutter {
-    /// The cutter for `req`, whose navigation started at `nav_start`.
-    pub fn new(req: &FetchRequest, nav_start: Instant) -> Cutter {
+    /// The cutter for `req`, whose navigation started at `nav_start` with the `remembered`
+    /// hosts blocked ([`block_remembered`]).
+    pub fn new(req: &FetchRequest, nav_start: Instant, remembered: Vec<(String, u64)>) -> Cutter {
         let ms = req.browser.stall_cutoff_ms;
         let no_reload = (req.method != "GET" || req.body.is_some())
             .then_some("the navigation has a method or body other than a plain GET");
         Cutter {
             window: (ms > 0).then(|| Duration::from_millis(ms)),
             no_reload,
-            blocked: BTreeSet::new(),
+            blocked: remembered.iter().map(|(h, _)| h.clone()).collect(),
             rounds: Vec::new(),
+            remembered,
             nav_start,
         }
     }
@@ -123,15 +190,10 @@ impl Cutter {
             return Ok(false);
         }
         self.blocked.extend(hosts.iter().cloned());
-        let patterns: Vec<Value> = self
-            .blocked
-            .iter()
-            .map(|h| json!({"urlPattern": format!("*://{h}/*"), "block": true}))
-            .collect();
         conn.send(
             Some(session),
             "Network.setBlockedURLs",
-            json!({ "urlPatterns": patterns }),
+            json!({ "urlPatterns": patterns(&self.blocked) }),
             t,
         )
         .await?;
@@ -159,6 +221,9 @@ impl Cutter {
             "stall_cutoff_ms": self.window.map(|w| w.as_millis() as u64).unwrap_or(0),
             "reload_unavailable": self.no_reload,
             "rounds": self.rounds,
+            "remembered": self.remembered.iter()
+                .map(|(h, age)| json!({"host": h, "age_ms": age}))
+                .collect::<Vec<_>>(),
         })
     }
 
@@ -166,34 +231,70 @@ impl Cutter {
         self.rounds.iter().filter(|r| r["reloaded"] == true).count()
     }
 
-    /// The `third_party_cut` warning, naming each host with its cut requests by type.
+    /// The `third_party_cut` warning, naming each host with its cut requests by type: the
+    /// ones cut after the window, and the ones blocked from the start because their host
+    /// stalled in an earlier fetch.
     pub fn warning(&self, state: &Shared) -> Option<Warning> {
-        if self.rounds.is_empty() {
-            return None;
-        }
         let cuts = lock(state).network.cuts();
-        let total: usize = cuts.values().flat_map(|t| t.values()).sum();
-        let hosts: Vec<String> = cuts
+        let cut_now: BTreeSet<&str> = self
+            .rounds
             .iter()
-            .map(|(host, types)| {
-                let t: Vec<String> = types.iter().map(|(k, n)| format!("{k} {n}")).collect();
-                format!("{host} ({})", t.join(", "))
-            })
+            .filter_map(|r| r.get("hosts").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|h| h.get("host").and_then(Value::as_str))
             .collect();
-        let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
-        Some(Warning::general(
-            ErrorCode::ThirdPartyCut,
-            format!(
-                "{total} third-party request(s) cut after {window} ms without a response \
+        let (now, before): (Vec<_>, Vec<_>) = cuts
+            .iter()
+            .partition(|(host, _)| cut_now.contains(host.as_str()));
+        let mut parts = Vec::new();
+        if !self.rounds.is_empty() {
+            let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
+            parts.push(format!(
+                "{} third-party request(s) cut after {window} ms without a response \
                  (--stall-cutoff-ms){}: {}",
+                count(&now),
                 match self.reloads() {
                     0 => String::new(),
                     n => format!("; the page was reloaded {n} time(s) with their hosts blocked"),
                 },
-                hosts.join("; ")
-            ),
-        ))
+                describe(&now, &[])
+            ));
+        }
+        if !before.is_empty() {
+            parts.push(format!(
+                "{} request(s) blocked from the start: their hosts stalled in this host's \
+                 fetches of the last {} s (--stall-cutoff-ms 0 fetches them): {}",
+                count(&before),
+                crate::sdk::defaults::STALL_MEMORY_TTL.as_secs(),
+                describe(&before, &self.remembered)
+            ));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(Warning::general(ErrorCode::ThirdPartyCut, parts.join(". ")))
     }
+}
+
+type HostCuts<'a> = Vec<(&'a String, &'a std::collections::BTreeMap<String, usize>)>;
+
+fn count(cuts: &HostCuts) -> usize {
+    cuts.iter().flat_map(|(_, t)| t.values()).sum()
+}
+
+/// `host (Script 2, Image 1)`, with `stalled N s ago` for a remembered host.
+fn describe(cuts: &HostCuts, remembered: &[(String, u64)]) -> String {
+    let hosts: Vec<String> = cuts
+        .iter()
+        .map(|(host, types)| {
+            let mut t: Vec<String> = types.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            if let Some((_, age)) = remembered.iter().find(|(h, _)| h == *host) {
+                t.push(format!("stalled {} s ago", age / 1000));
+            }
+            format!("{host} ({})", t.join(", "))
+        })
+        .collect();
+    hosts.join("; ")
 }
 
 /// One cut for the trace: when, and which stalled requests it found, by host and type.

@@ -130,6 +130,34 @@ impl BrowserSlot {
         Ok(jar.cookies)
     }
 
+    /// The third-party hosts that stalled in the host's recent fetches, to block from the
+    /// start (none when cutting is off, or for a browser this fetch started: nothing came
+    /// before it). A host that cannot say gives none.
+    async fn remembered_stalls(&self, req: &FetchRequest) -> Vec<(String, u64)> {
+        match &self.client {
+            Some(c) if !self.started_inline() && req.browser.stall_cutoff_ms > 0 => {
+                c.stalled_hosts().await.unwrap_or_default()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Report the hosts this fetch cut for stalling (`trace.readiness.cuts`) to the host, for
+    /// its next fetches; a host that cannot take them is left alone.
+    async fn report_stalls(&self, req: &FetchRequest, trace: &Trace) {
+        let Some(c) = self.client.as_ref().filter(|_| !self.started_inline()) else {
+            return;
+        };
+        let cut = crate::sdk::browser::stall::cut_hosts(trace);
+        let new: Vec<String> = cut
+            .into_iter()
+            .filter(|h| !req.browser.remembered_stalls.iter().any(|(r, _)| r == h))
+            .collect();
+        if !new.is_empty() {
+            let _ = c.report_stalled_hosts(&new).await;
+        }
+    }
+
     /// Whether this slot's browser is an inline host it started (for this fetch alone).
     fn started_inline(&self) -> bool {
         self.inline.is_some()
@@ -228,6 +256,7 @@ pub async fn attempt(
         .saturating_sub(started.elapsed())
         .max(std::time::Duration::from_millis(100));
     with_jar.browser.browser_discarded_after = slot.inline.is_some();
+    with_jar.browser.remembered_stalls = slot.remembered_stalls(req).await;
     with_jar.cookies = jar_cookies
         .iter()
         .cloned()
@@ -245,6 +274,7 @@ pub async fn attempt(
     }
     let fetched =
         crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await;
+    slot.report_stalls(&with_jar, trace).await;
     // An isolated context (a fleet's ephemeral fetch) lives until its cookies are read.
     let context = trace
         .get("tab")

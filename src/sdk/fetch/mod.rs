@@ -91,6 +91,10 @@ pub struct BrowserOptions {
     /// The browser is thrown away right after this fetch (an inline host), so the tab is
     /// left open rather than closed and waited for.
     pub browser_discarded_after: bool,
+    /// Third-party hosts (`host[:port]`) that stalled in the host's recent fetches, with the
+    /// age of that report in ms: blocked from the start when another site than the page's
+    /// (set per fetch from the host's `/stalled-hosts`, never by the caller).
+    pub remembered_stalls: Vec<(String, u64)>,
     /// A new tab opens in its own browser context, apart from the host's active profile (a
     /// fleet's ephemeral fetch); ignored with `--tab ID` and `--takeover`.
     pub isolated_context: bool,
@@ -118,6 +122,7 @@ impl Default for BrowserOptions {
             readiness_min_text_bytes: 1,
             capture_ws: false,
             browser_discarded_after: false,
+            remembered_stalls: Vec::new(),
             isolated_context: false,
             capture_sse: false,
             dialog_accept: false,

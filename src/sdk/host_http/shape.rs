@@ -76,6 +76,26 @@ pub fn capabilities(resp: HostResponse) -> Result<Value, AfError> {
     Ok(body)
 }
 
+/// The hosts of a `/stalled-hosts` document (`code` `stalled_hosts`) with the age of each
+/// host's last report in ms; anything else gives none.
+pub fn stalled_hosts(body: &Value) -> Vec<(String, u64)> {
+    if !code_is(body, "stalled_hosts") {
+        return Vec::new();
+    }
+    body.get("hosts")
+        .and_then(Value::as_array)
+        .map(|hosts| {
+            hosts
+                .iter()
+                .filter_map(|h| {
+                    let host = h.get("host")?.as_str()?.to_string();
+                    Some((host, h.get("age_ms").and_then(Value::as_u64).unwrap_or(0)))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

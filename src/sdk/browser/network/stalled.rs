@@ -119,6 +119,12 @@ impl NetworkLog {
         self.close_open(|e| cut.contains(&host_of(&e.url)));
     }
 
+    /// Record `hosts` as blocked from the start (they stalled in an earlier fetch): their
+    /// blocked requests are recorded as cut.
+    pub fn block_hosts(&mut self, hosts: &BTreeSet<String>) {
+        self.cut_hosts.extend(hosts.iter().cloned());
+    }
+
     /// Record the cut of single requests (frames navigated away), by entry id.
     pub fn cut_entries(&mut self, ids: &BTreeSet<String>) {
         self.close_open(|e| ids.contains(&e.id));
