@@ -313,3 +313,64 @@ fn hostile_vectors() {
     assert!(created.is_empty(), "bad input wrote files: {created:?}");
     assert_eq!(srv.hits("/static"), 0, "a bad command still sent a request");
 }
+
+/// A hostile tab id gets the same one error wherever it is given (`fetch --tab`,
+/// `tabs close`, `cdp --tab`, `upload --tab`), and no host is contacted: `tabs close`, `cdp`
+/// and `upload` used to send any id to the host (here an unreachable one, so they answered a
+/// retryable `host_unreachable`).
+#[test]
+fn hostile_tab_ids_get_one_clear_error_before_any_host_is_contacted() {
+    let fx = Fixture::new();
+    // A "host" that only counts connections.
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let endpoint = format!("http://{}", host.local_addr().unwrap());
+    let file = fx.path().join("f.txt");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap().to_string();
+    let long = "A".repeat(5000);
+    for tab in [
+        "../../etc/passwd",
+        "",
+        "a b",
+        "id?token_secret=x",
+        "a\r\nX-Injected: 1",
+        "%2e%2e",
+        long.as_str(),
+    ] {
+        let commands: [Vec<&str>; 4] = [
+            vec!["fetch", "http://127.0.0.1:9/", "--tab", tab],
+            vec!["tabs", "close", "--tab", tab],
+            vec!["cdp", "Runtime.evaluate", "--tab", tab],
+            vec![
+                "upload",
+                "--tab",
+                tab,
+                "--selector",
+                "input",
+                "--file",
+                &file,
+            ],
+        ];
+        for argv in commands {
+            let run = fx
+                .cmd()
+                .args(&argv)
+                .args(["--endpoint-url", &endpoint])
+                .run();
+            let err = run.error("invalid_argument", 1);
+            let message = err["message"].as_str().unwrap();
+            assert!(message.starts_with("tab "), "{}", run.context);
+            assert!(message.len() < 300, "{}", run.context);
+            assert!(
+                err["hint"].as_str().is_some_and(|h| h.contains("--tab")),
+                "{}",
+                run.context
+            );
+        }
+    }
+    assert!(
+        host.accept().is_err(),
+        "a command with a bad tab id contacted the host"
+    );
+}

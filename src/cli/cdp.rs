@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::driver::DriverArgs;
 use crate::envelope::Event;
 use crate::error::AfError;
+use crate::sdk::tab_id::TabId;
 
 /// Arguments of `afhttp cdp`.
 #[derive(Debug, Args)]
@@ -54,8 +55,11 @@ pub fn read_params(raw: Option<&str>) -> Result<Value, AfError> {
 
 /// Run `afhttp cdp`.
 pub fn run(args: CdpArgs) -> Event {
-    if let Err(e) = validate_method(&args.method) {
-        return Event::error(&e, None);
+    // Bad input is refused before any host is contacted.
+    let checked = validate_method(&args.method)
+        .and_then(|()| args.tab.as_deref().map(TabId::parse).transpose());
+    if let Err(e) = checked {
+        return Event::error(&super::fetch::flag_hint(e), None);
     }
     let params = match read_params(args.params.as_deref()) {
         Ok(p) => p,

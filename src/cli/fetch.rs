@@ -68,7 +68,7 @@ pub fn flag_for(field: &str) -> String {
 }
 
 /// Name the flag in the hint of an error the SDK raised about a spec field.
-fn flag_hint(mut e: AfError) -> AfError {
+pub fn flag_hint(mut e: AfError) -> AfError {
     if let Some(field) = e.field.clone() {
         let flag = flag_for(&field);
         e.hint = Some(match e.hint.take() {

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::driver::DriverArgs;
 use crate::envelope::Event;
+use crate::sdk::tab_id::TabId;
 
 /// Arguments of `afhttp tabs`.
 #[derive(Debug, Args)]
@@ -37,13 +38,20 @@ pub fn run(args: TabsArgs) -> Event {
             let tabs = client.tabs().await?;
             Ok(Event::result("tabs_list", json!({"tabs": tabs}), None))
         }),
-        TabsCommand::Close { tab, driver } => super::run_client(&driver, |client| async move {
-            client.close_tab(&tab).await?;
-            Ok(Event::result(
-                "tabs_close",
-                json!({"tab_id": tab, "closed": true}),
-                None,
-            ))
-        }),
+        TabsCommand::Close { tab, driver } => {
+            // A bad id is refused before any host is contacted.
+            let tab = match TabId::parse(&tab) {
+                Ok(t) => t,
+                Err(e) => return Event::error(&super::fetch::flag_hint(e), None),
+            };
+            super::run_client(&driver, |client| async move {
+                client.close_tab(tab.as_str()).await?;
+                Ok(Event::result(
+                    "tabs_close",
+                    json!({"tab_id": tab.as_str(), "closed": true}),
+                    None,
+                ))
+            })
+        }
     }
 }

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::driver::DriverArgs;
 use crate::envelope::Event;
+use crate::sdk::tab_id::TabId;
 use crate::sdk::transfer::upload::{LocalFile, Selector};
 
 /// Arguments of `afhttp upload`.
@@ -28,10 +29,11 @@ pub struct UploadArgs {
 /// Run `afhttp upload`.
 pub fn run(args: UploadArgs) -> Event {
     // Bad input is refused before any host is contacted.
-    let checked =
-        Selector::parse(&args.selector).and_then(|s| Ok((s, LocalFile::check(&args.file)?)));
+    let checked = TabId::parse(&args.tab)
+        .and_then(|_| Selector::parse(&args.selector))
+        .and_then(|s| Ok((s, LocalFile::check(&args.file)?)));
     if let Err(e) = checked {
-        return Event::error(&e, None);
+        return Event::error(&super::fetch::flag_hint(e), None);
     }
     let UploadArgs {
         tab,

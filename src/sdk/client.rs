@@ -13,6 +13,7 @@ use crate::sdk::endpoint::Endpoint;
 use crate::sdk::host_http;
 use crate::sdk::launcher::{BrowserLauncher, LaunchSpec, LaunchedBrowser};
 use crate::sdk::secret::Secret;
+use crate::sdk::tab_id::TabId;
 
 /// Default bound for control calls and CDP commands.
 pub const DEFAULT_TIMEOUT: Duration = crate::sdk::defaults::TIMEOUT;
@@ -318,8 +319,9 @@ impl Client {
         params: Value,
         tab: Option<&str>,
     ) -> Result<Value, AfError> {
+        let tab = tab.map(TabId::parse).transpose()?;
         let conn = self.cdp_connection().await?;
-        let Some(tab) = tab else {
+        let Some(tab) = tab.as_ref().map(TabId::as_str) else {
             return conn.send(None, method, params, self.timeout).await;
         };
         let attached = conn
@@ -385,16 +387,22 @@ impl Client {
         file: &std::path::Path,
     ) -> Result<crate::sdk::transfer::upload::Uploaded, AfError> {
         use crate::sdk::transfer::upload::{self, LocalFile, Selector};
+        let tab = TabId::parse(tab)?;
         let selector = Selector::parse(selector)?;
         let file = LocalFile::check(file)?;
-        upload::upload(self, tab, &selector, &file, self.timeout).await
+        upload::upload(self, tab.as_str(), &selector, &file, self.timeout).await
     }
 
     /// Close tab `tab`.
     pub async fn close_tab(&self, tab: &str) -> Result<(), AfError> {
-        self.cdp_call("Target.closeTarget", json!({"targetId": tab}), None)
-            .await
-            .map_err(|e| tab_error(e, tab))?;
+        let tab = TabId::parse(tab)?;
+        self.cdp_call(
+            "Target.closeTarget",
+            json!({"targetId": tab.as_str()}),
+            None,
+        )
+        .await
+        .map_err(|e| tab_error(e, tab.as_str()))?;
         Ok(())
     }
 
