@@ -5,6 +5,7 @@
 
 mod browser_cookies;
 pub mod browser_path;
+mod http_attempt;
 pub mod options;
 pub mod outcome;
 pub mod outdir;

@@ -4,21 +4,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::error::{AfError, ErrorCode, Warning};
-use crate::sdk::challenge;
-use crate::sdk::content_type;
+use crate::error::{AfError, ErrorCode};
 use crate::sdk::cookies::jar;
 use crate::sdk::cookies::Cookie;
 use crate::sdk::documents;
 use crate::sdk::fetch::browser_path::{self, BrowserSlot};
+use crate::sdk::fetch::http_attempt::{attempt_once, AttemptEnd};
 use crate::sdk::fetch::outcome::{FetchFailure, FetchOutcome, Trace};
 use crate::sdk::fetch::outdir::OutDir;
-use crate::sdk::fetch::projections;
-use crate::sdk::fetch::takeover_hint;
 use crate::sdk::fetch::FetchRequest;
-use crate::sdk::html;
+use crate::sdk::http::client;
 use crate::sdk::http::exchange::{self, CookieState};
-use crate::sdk::http::{body, client, network};
 use crate::sdk::render_decision::{self, EscalationReason};
 use crate::sdk::request::Artifact;
 
@@ -202,12 +198,6 @@ fn record_sensitive_capture(trace: &mut Trace, req: &FetchRequest, browser_ran: 
     );
 }
 
-/// How an HTTP attempt ended: with a result, or with a reason to render in a browser.
-enum AttemptEnd {
-    Done(Box<FetchOutcome>),
-    Escalate(EscalationReason),
-}
-
 fn record_escalation(trace: &mut Trace, reason: &EscalationReason, req: &FetchRequest) {
     trace.set(
         "render",
@@ -280,185 +270,6 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
         .with_hint("drop --browser-bin, or drop --endpoint-url to render in an inline browser"));
     }
     Ok(())
-}
-
-async fn attempt_once(
-    client: &reqwest::Client,
-    req: &FetchRequest,
-    out: &mut OutDir,
-    cookies: &mut CookieState,
-    trace: &mut Trace,
-    request_id: &str,
-) -> Result<AttemptEnd, AfError> {
-    let t0 = Instant::now();
-    let ex = exchange::run(client, req, cookies, t0)
-        .await
-        .map_err(|e| e.error)?;
-    let mut hops = ex.hops;
-    let Some(last) = hops.last() else {
-        return Err(AfError::new(ErrorCode::TargetUnreachable, "no response"));
-    };
-    trace.timing("response_headers", last.headers_ms);
-    let final_url = last.url.clone();
-    let status = last.status;
-    let headers = last.response_headers.clone();
-    let ct = headers
-        .iter()
-        .find(|(n, _)| n == "content-type")
-        .map(|(_, v)| v.clone());
-    let body_started = Instant::now();
-    let declared = ct.clone();
-    let captured = body::capture(
-        ex.response,
-        out,
-        |head| {
-            let kind = documents::classify(declared.as_deref(), head);
-            let ext = documents::body_extension(declared.as_deref(), head);
-            (format!("body.{ext}"), kind.is_textual())
-        },
-        req.max_response_bytes,
-        &final_url,
-    )
-    .await?;
-    let kind = documents::classify(ct.as_deref(), &captured.head);
-    let textual = kind.is_textual();
-    if let Some(h) = hops.last_mut() {
-        h.finished_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
-        h.body_bytes = Some(captured.bytes);
-    }
-    trace.timing("body", body_started.elapsed().as_secs_f64() * 1000.0);
-
-    let mut warnings: Vec<Warning> = Vec::new();
-    let mut files = Vec::new();
-    if let Some(p) = &captured.path {
-        files.push((Artifact::Body, p.clone()));
-    }
-    if captured.truncated {
-        warnings.push(Warning::artifact(
-            "body",
-            ErrorCode::NetworkBodyTruncated,
-            format!(
-                "the body was cut at --max-response-bytes {}",
-                req.max_response_bytes
-            ),
-        ));
-    }
-    for s in &cookies.skipped {
-        warnings.push(Warning::general(
-            ErrorCode::CookieSkipped,
-            format!("cookie {} not sent: {}", s.name, s.reason),
-        ));
-    }
-
-    let text = textual.then(|| content_type::decode_text(&captured.text_prefix, ct.as_deref()));
-    let body_text = text.as_deref().unwrap_or("");
-    let challenge = if textual {
-        challenge::classify(status, &headers, body_text)
-    } else {
-        None
-    };
-    // Parse an HTML body once: the shell facts and the projections share it.
-    let facts = render_decision::ResponseFacts {
-        status,
-        content_type: ct.as_deref(),
-        body_text,
-        challenge: challenge.as_ref(),
-    };
-    let parsed = (kind == documents::DocKind::Html).then(|| html::ParsedHtml::parse(body_text));
-    let shell = parsed.as_ref().map(html::ParsedHtml::shell_facts);
-    if let Some(reason) = render_decision::after_response_with(req.render, &facts, shell.as_ref()) {
-        return Ok(AttemptEnd::Escalate(reason));
-    }
-
-    let artifacts_started = Instant::now();
-    let document = match &parsed {
-        Some(_) => None,
-        None if !projections::wanted_http(req).is_empty() => {
-            let budget = req.timeout.saturating_sub(t0.elapsed());
-            let d = documents::project(
-                kind,
-                &captured.text_prefix,
-                captured.path.as_deref(),
-                ct.as_deref(),
-                &final_url,
-                req.documents,
-                budget,
-            )
-            .await;
-            Some(d)
-        }
-        None => None,
-    };
-    if req.documents.accept_markdown {
-        let source = if kind == documents::DocKind::Markdown {
-            "server_markdown"
-        } else {
-            "projection"
-        };
-        trace.set("content_source", json!(source));
-    }
-    if let Some(d) = &document {
-        if let Some(t) = &d.trace {
-            trace.set("document", t.clone());
-        }
-        warnings.extend(d.warnings.iter().cloned());
-    }
-    projections::write(
-        &projections::wanted_http(req),
-        out,
-        &final_url,
-        ct.as_deref(),
-        parsed.as_ref(),
-        document,
-        (!captured.prefix_complete).then_some(captured.text_prefix.len()),
-        &mut files,
-        &mut warnings,
-    )?;
-    if req.wants_http(Artifact::Network) {
-        let doc = network::document(request_id, &hops, !req.no_network_redact);
-        let p = out.write(&Artifact::Network.file_name(), &projections::pretty(&doc))?;
-        files.push((Artifact::Network, p));
-    }
-    if req.browser.evaluate_after_wait.is_some() {
-        warnings.push(Warning::general(
-            ErrorCode::BackendUnsupported,
-            "--evaluate-after-wait was not run: the plain HTTP response was enough",
-        ));
-    }
-    trace.timing(
-        "artifacts",
-        artifacts_started.elapsed().as_secs_f64() * 1000.0,
-    );
-
-    let mut page_kind = None;
-    let mut next_action = None;
-    if let Some(c) = &challenge {
-        let (kind, warning, next) = takeover_hint::challenge_facts(c, req.url.as_str());
-        page_kind = Some(kind);
-        warnings.push(warning);
-        next_action = Some(next);
-    }
-
-    Ok(AttemptEnd::Done(Box::new(FetchOutcome {
-        request_id: request_id.to_string(),
-        url: req.url.to_string(),
-        final_url: final_url.to_string(),
-        status,
-        content_type: ct,
-        render_used: "http",
-        tab_id: None,
-        out_dir: out.path().to_path_buf(),
-        files,
-        body_bytes: captured.bytes,
-        body_truncated: captured.truncated,
-        redirects: hops.len().saturating_sub(1),
-        page_kind,
-        next_action,
-        warnings,
-        download: None,
-        trace: Trace::new(request_id),
-        screenshot: None,
-    })))
 }
 
 /// Store the cookies received into the jar file under its lock; returns how many.
