@@ -121,10 +121,8 @@ fn browser_killed_mid_fetch_is_relaunched() {
             let t = Instant::now();
             while t.elapsed() < Duration::from_secs(40) {
                 // The readiness form answers 503 exactly while the status is not ok.
-                let (code, raw) =
-                    crate::support::host::http(port_of(&ep), "GET", "/health?ready", &[], "");
-                let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
-                let h: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+                let r = crate::support::raw_http::get(port_of(&ep), "/health?ready", None);
+                let (code, h) = (r.status, r.json());
                 let status = h["status"].as_str().unwrap_or("none").to_string();
                 if code != 0 {
                     assert_eq!(code == 200, status == "ok", "/health?ready {code}: {h}");

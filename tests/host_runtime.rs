@@ -2,7 +2,6 @@
 //! `--recent-requests-cap` with `GET /recent-requests`, and how a runtime profile switch
 //! treats the clients already attached.
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -14,21 +13,8 @@ use crate::support::{Fixture, FixtureServer};
 
 /// `GET path` on a `ws://HOST:PORT` endpoint with an optional bearer token: (status, JSON).
 fn get(endpoint: &str, path: &str, token: Option<&str>) -> (u16, Value) {
-    let authority = endpoint.trim_start_matches("ws://");
-    let mut s = TcpStream::connect(authority).unwrap();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let status = raw.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = raw.split_once("\r\n\r\n").unwrap().1;
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    let r = crate::support::raw_http::get(crate::support::port_of(endpoint), path, token);
+    (r.status, r.json())
 }
 
 fn fetch(fx: &Fixture, endpoint: &str, url: &str, extra: &[&str]) -> crate::support::Run {

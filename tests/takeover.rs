@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::host::http;
+use crate::support::raw_http::send;
 use crate::support::routes_takeover::BLOCK_RGB;
 use crate::support::{
     alive, browser_pid, descendants, port_of, wait_for, wait_until, Fixture, FixtureServer,
@@ -166,16 +166,20 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
 
     // Refusals: spent, unknown, the long token in a query, no credentials, cookie-less mint.
     let path = url.split_once(&format!(":{port}")).unwrap().1.to_string();
-    assert_eq!(http(port, "GET", &path, &[], "").0, 401, "spent handoff");
     assert_eq!(
-        http(
+        send(port, "GET", &path, &[], b"").status,
+        401,
+        "spent handoff"
+    );
+    assert_eq!(
+        send(
             port,
             "GET",
             "/takeover/panel?handoff=0123456789abcdef",
             &[],
-            ""
+            b""
         )
-        .0,
+        .status,
         401
     );
     for q in [
@@ -185,49 +189,53 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     ] {
         let with_token = format!("{q}?token_secret={TOKEN}");
         assert_eq!(
-            http(port, "GET", &with_token, &[], "").0,
+            send(port, "GET", &with_token, &[], b"").status,
             401,
             "{with_token}"
         );
         let bearer = format!("Bearer {TOKEN}");
         assert_eq!(
-            http(port, "GET", &with_token, &[("Authorization", &bearer)], "").0,
+            send(port, "GET", &with_token, &[("Authorization", &bearer)], b"").status,
             401,
             "a query token is refused even next to a bearer header: {with_token}"
         );
     }
     assert_eq!(
-        http(port, "GET", "/takeover/panel/vnc.html", &[], "").0,
+        send(port, "GET", "/takeover/panel/vnc.html", &[], b"").status,
         401
     );
-    assert_eq!(http(port, "POST", "/takeover/handoff", &[], "{}").0, 401);
+    assert_eq!(
+        send(port, "POST", "/takeover/handoff", &[], b"{}").status,
+        401
+    );
     let bearer = format!("Bearer {TOKEN}");
-    let (status, raw) = http(
+    let r = send(
         port,
         "POST",
         "/takeover/handoff",
         &[("Authorization", &bearer)],
-        r#"{"ttl_s": 30}"#,
+        br#"{"ttl_s": 30}"#,
     );
-    assert_eq!(status, 400, "{raw}");
+    assert_eq!(r.status, 400, "{}", r.raw());
     fx.cmd()
         .args(["panel", "--ttl-s", "3601"])
         .args(auth)
         .run()
         .error("invalid_argument", 1);
     // The bearer header also opens the panel (an agent checking it), and the page redirects.
-    let (status, raw) = http(
+    let r = send(
         port,
         "GET",
         "/takeover/panel",
         &[("Authorization", &bearer)],
-        "",
+        b"",
     );
-    assert_eq!(status, 303, "{raw}");
+    assert_eq!(r.status, 303, "{}", r.raw());
     assert!(
-        raw.to_ascii_lowercase()
-            .contains("location: /takeover/panel/vnc.html?"),
-        "{raw}"
+        r.header("location")
+            .is_some_and(|l| l.starts_with("/takeover/panel/vnc.html?")),
+        "{}",
+        r.raw()
     );
 
     // A crashed display is restarted: /health degraded, then ok with a restart counted.
@@ -250,13 +258,14 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
     );
     let h = health(port);
     assert_eq!(h["restarts"]["display"], 1, "{h}");
-    let (status, _) = http(
+    let status = send(
         port,
         "GET",
         "/takeover/panel/vnc.html",
         &[("Authorization", &bearer)],
-        "",
-    );
+        b"",
+    )
+    .status;
     assert_eq!(status, 200, "the panel serves again after the restart");
     // ... and its VNC socket works again: websockify relays the new Xvnc's RFB greeting.
     let greeting = rfb_greeting(port, &bearer);
@@ -380,7 +389,7 @@ fn panel_without_a_provider_is_takeover_unavailable() {
     refused.error("takeover_unavailable", 1);
     assert!(!fx.data.join("afhttp/profiles/chromium/127.0.0.1").exists());
     let port = port_of(&ep);
-    assert_eq!(http(port, "GET", "/takeover/panel", &[], "").0, 401);
+    assert_eq!(send(port, "GET", "/takeover/panel", &[], b"").status, 401);
     assert_eq!(host.terminate().0, 0);
 }
 
@@ -469,11 +478,7 @@ fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    let health = |port: u16| {
-        let (_, raw) = http(port, "GET", "/health", &[], "");
-        serde_json::from_str::<Value>(raw.split("\r\n\r\n").nth(1).unwrap_or(""))
-            .unwrap_or(Value::Null)
-    };
+    let health = |port: u16| crate::support::raw_http::get(port, "/health", None).json();
     wait_for("the browser relaunched", Duration::from_secs(30), || {
         let h = health(port);
         h["status"] == "ok" && h["restarts"]["browser"] == 1

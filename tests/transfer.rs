@@ -3,7 +3,6 @@
 //! paths with it: results must point into the driver's `--out`, never at the host's disk,
 //! and an upload must work from a directory the host user cannot read.
 
-use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -180,22 +179,8 @@ fn open_tab(fx: &Fixture, host: &RemoteHost, url: &str) -> String {
 
 /// One raw HTTP/1.1 GET on the host: (status, body bytes).
 fn raw_get(port: u16, path: &str, token: Option<&str>) -> (u16, Vec<u8>) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let bearer = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{bearer}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, raw[split + 4..].to_vec())
+    let r = crate::support::raw_http::get(port, path, token);
+    (r.status, r.body)
 }
 
 /// Every `*_file` path in a fetch result, and `out_dir`.

@@ -27,7 +27,7 @@ fn proxies_a_real_chromium_with_token_checks() {
     let chromium = Chromium::launch();
     rt().block_on(async {
         let (bound, stop) = start(
-            Some(chromium.upstream.clone()),
+            FakeView::browser(chromium.upstream.clone()),
             config("tcp:127.0.0.1:0", Some("tok")),
         )
         .await;
@@ -173,7 +173,7 @@ fn proxies_a_real_chromium_with_token_checks() {
         )
         .await;
         assert_eq!(status, 403, "{body}");
-        assert_eq!(code_of(&body), "forbidden_origin");
+        assert_eq!(error_code(&body), "forbidden_origin");
 
         // A rebinding attempt with the query token (no bearer) is refused on its Host.
         let (status, body) = raw_tcp(
@@ -182,7 +182,7 @@ fn proxies_a_real_chromium_with_token_checks() {
         )
         .await;
         assert_eq!(status, 403, "{body}");
-        assert_eq!(code_of(&body), "forbidden_host");
+        assert_eq!(error_code(&body), "forbidden_host");
 
         // Shutdown closes the proxied sockets and the listener.
         stop.send(()).unwrap();

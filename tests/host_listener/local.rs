@@ -7,7 +7,7 @@ fn tokenless_loopback_refuses_rebinding_hosts() {
     rt().block_on(async {
         let mut cfg = config("tcp:127.0.0.1:0", None);
         cfg.allowed_hosts = vec!["mesh.internal".into()];
-        let (bound, _stop) = start(None, cfg).await;
+        let (bound, _stop) = start(FakeView::default(), cfg).await;
         let port = port(&bound);
         for (host, want) in [
             ("evil.example", 403),
@@ -32,7 +32,10 @@ fn tokenless_loopback_refuses_rebinding_hosts() {
             "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
         )
         .await;
-        assert_eq!((status, code_of(&body).as_str()), (503, "cdp_unavailable"));
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (503, "cdp_unavailable")
+        );
         // `afhttp health --ready` on a starting host is one retryable error; without
         // --ready the same host is a result saying `starting`.
         let ep = format!("ws://127.0.0.1:{port}");
@@ -58,7 +61,7 @@ fn public_minimal_health_and_route_table() {
     rt().block_on(async {
         let mut cfg = config("tcp:127.0.0.1:0", Some("tok"));
         cfg.health_public_minimal = true;
-        let (bound, _stop) = start(None, cfg).await;
+        let (bound, _stop) = start(FakeView::default(), cfg).await;
         let port = port(&bound);
         let (status, body) = raw_tcp(
             port,
@@ -87,7 +90,7 @@ fn public_minimal_health_and_route_table() {
         )
         .await;
         assert_eq!(status, 200);
-        assert_eq!(code_of(&body), "health");
+        assert_eq!(error_code(&body), "health");
 
         // The CLI takes the anonymous answer for what it is (the host marks it), and gets
         // the whole document with the token.
@@ -113,7 +116,7 @@ fn public_minimal_health_and_route_table() {
         assert!(r["version"].is_string(), "{}", full.context);
 
         // Every route but the public health needs the token.
-        let (bound, _stop2) = start(None, config("tcp:127.0.0.1:0", Some("tok"))).await;
+        let (bound, _stop2) = start(FakeView::default(), config("tcp:127.0.0.1:0", Some("tok"))).await;
         let port = self::port(&bound);
         for route in ROUTES {
             let path = route.path.replace("{id}", "ABC");
@@ -123,13 +126,13 @@ fn public_minimal_health_and_route_table() {
             )
             .await;
             assert_eq!(status, 401, "{path} ({:?}): {body}", route.auth);
-            assert_eq!(code_of(&body), "unauthorized");
+            assert_eq!(error_code(&body), "unauthorized");
         }
 
         // --no-health removes /health only.
         let mut cfg = config("tcp:127.0.0.1:0", None);
         cfg.health = false;
-        let (bound, _stop3) = start(None, cfg).await;
+        let (bound, _stop3) = start(FakeView::default(), cfg).await;
         let (status, _) = raw_tcp(
             self::port(&bound),
             "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
@@ -147,7 +150,7 @@ fn serves_over_a_unix_socket() {
         // A stale socket file is replaced.
         drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
         let listen = format!("unix:{}", path.display());
-        let (bound, stop) = start(None, config(&listen, None)).await;
+        let (bound, stop) = start(FakeView::default(), config(&listen, None)).await;
         assert_eq!(bound.local, listen);
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
@@ -159,12 +162,9 @@ fn serves_over_a_unix_socket() {
         )
         .await;
         assert_eq!(status, 200);
-        assert_eq!(code_of(&body), "health");
+        assert_eq!(error_code(&body), "health");
         // A second host on the same live socket is refused.
-        let view = Arc::new(FakeView {
-            upstream: Mutex::new(None),
-        });
-        let state = Arc::new(ListenerState::new(view, config(&listen, None)).unwrap());
+        let state = state(FakeView::default(), config(&listen, None));
         let err = serve(state, std::future::pending()).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::IoError);
         stop.send(()).unwrap();
@@ -182,11 +182,7 @@ fn refuses_unsafe_or_busy_listeners() {
     rt().block_on(async {
         let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = taken.local_addr().unwrap();
-        let view = Arc::new(FakeView {
-            upstream: Mutex::new(None),
-        });
-        let state =
-            Arc::new(ListenerState::new(view, config(&format!("tcp:{addr}"), None)).unwrap());
+        let state = state(FakeView::default(), config(&format!("tcp:{addr}"), None));
         let err = serve(state, std::future::pending()).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::IoError);
         assert!(err.message.contains("already in use"), "{}", err.message);

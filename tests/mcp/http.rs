@@ -4,7 +4,6 @@
 //! Origin, Host, query token, body cap) and the pruning of the host's output area, with raw
 //! HTTP.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,7 +13,7 @@ use serde_json::{json, Value};
 use super::CLIENTS;
 use crate::support::deadline::CommandDeadline;
 use crate::support::host::port_of;
-use crate::support::{Fixture, FixtureServer, HostProc};
+use crate::support::{error_code, Fixture, FixtureServer, HostProc};
 
 const TOKEN: &str = "mcp-http-test-token";
 
@@ -230,26 +229,17 @@ fn typescript_sdk_over_streamable_http_on_a_host() {
 
 /// One raw HTTP/1.1 exchange with full control of the head: (status, body).
 fn raw(port: u16, head: &str, body: &[u8]) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let _ = s.write_all(
-        format!(
-            "{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        )
-        .as_bytes(),
-    );
-    let _ = s.write_all(body);
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let out = String::from_utf8_lossy(&out).into_owned();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = out.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, body.to_string())
+    let mut request = format!(
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    let r = match std::net::TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => crate::support::raw_http::exchange_tcp(s, &request),
+        Err(e) => panic!("nothing listens on {port}: {e}"),
+    };
+    (r.status, r.text())
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
@@ -265,13 +255,6 @@ fn post(port: u16, path: &str, host: &str, extra: &[&str], body: &str) -> (u16, 
         head.push_str("\r\n");
     }
     raw(port, &head, body.as_bytes())
-}
-
-fn code_of(body: &str) -> String {
-    serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v["code"].as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 #[test]
@@ -297,7 +280,7 @@ fn mcp_refuses_bad_tokens_foreign_origins_rebinding_hosts_query_tokens_and_big_b
     ] {
         let (status, body) = ok(&extra, &local);
         assert_eq!(status, 401, "{extra:?}: {body}");
-        assert_eq!(code_of(&body), "unauthorized");
+        assert_eq!(error_code(&body), "unauthorized");
     }
     // A token in the query: refused, with or without a valid header.
     for path in [
@@ -313,7 +296,7 @@ fn mcp_refuses_bad_tokens_foreign_origins_rebinding_hosts_query_tokens_and_big_b
     // A foreign Origin: 403 even with the token; the listener's own origin passes.
     let (status, body) = ok(&[&bearer, "Origin: http://evil.example"], &local);
     assert_eq!(status, 403, "{body}");
-    assert_eq!(code_of(&body), "forbidden_origin");
+    assert_eq!(error_code(&body), "forbidden_origin");
     let own = format!("Origin: http://{local}");
     assert_eq!(ok(&[&bearer, &own], &local).0, 200);
     let (status, _) = ok(&[&bearer, "Origin: null"], &local);
@@ -321,7 +304,7 @@ fn mcp_refuses_bad_tokens_foreign_origins_rebinding_hosts_query_tokens_and_big_b
     // A rebinding Host (a name that is not this listener's): 403 even with the token.
     let (status, body) = ok(&[&bearer], &format!("rebind.example:{port}"));
     assert_eq!(status, 403, "{body}");
-    assert_eq!(code_of(&body), "forbidden_host");
+    assert_eq!(error_code(&body), "forbidden_host");
     assert_eq!(ok(&[&bearer], &format!("localhost:{port}")).0, 200);
     // Without the token nothing under /mcp is served; with it, nothing below /mcp exists.
     let (status, _) = post(port, "/mcp/tools", &local, &[], INIT);

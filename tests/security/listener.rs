@@ -2,6 +2,8 @@
 //! kind of bad credential, DNS-rebinding and cross-origin requests, and `X-Forwarded-Proto`.
 
 use super::*;
+use crate::support::error_code;
+use crate::support::raw_http::header_of;
 use afhttp::host::listener::{AuthZone, Handler, ROUTES};
 
 const BEARER: &str = "Bearer security-long-token-5f1c";
@@ -24,7 +26,7 @@ fn mint(ip: &str, port: u16) -> String {
 fn spend(ip: &str, port: u16, path: &str, extra: &[(&str, &str)]) -> String {
     let (status, head, body) = http(ip, port, "GET", path, extra);
     assert_eq!(status, 303, "{head}\n{body}");
-    head_value(&head, "set-cookie").unwrap()
+    header_of(&head, "set-cookie").unwrap()
 }
 
 /// `afhttp_takeover=<v>` from a Set-Cookie value.
@@ -55,7 +57,7 @@ fn every_route_in_the_table_refuses_missing_wrong_and_misplaced_credentials() {
                 let refused = |headers: &[(&str, &str)], path: &str, why: &str| {
                     let (status, _, body) = http("127.0.0.1", port, method, path, headers);
                     assert_eq!(status, 401, "{what} {why}: {body}");
-                    assert_eq!(code(&body), "unauthorized", "{what} {why}");
+                    assert_eq!(error_code(&body), "unauthorized", "{what} {why}");
                 };
                 refused(&[], &path, "without a token");
                 refused(&[("Authorization", "Bearer wrong")], &path, "wrong bearer");
@@ -173,7 +175,7 @@ fn rebinding_and_cross_origin_requests_are_refused_bearer_by_name_works() {
         let send = |method: &str, path: &str, headers: Vec<(&str, String)>| {
             let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let (status, _, body) = http("127.0.0.1", port, method, path, &h);
-            (status, code(&body))
+            (status, error_code(&body))
         };
         let forbidden_host = (403, "forbidden_host".to_string());
         let forbidden_origin = (403, "forbidden_origin".to_string());

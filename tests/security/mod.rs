@@ -4,14 +4,11 @@
 //! browser flags coming only from the local command line.
 
 use std::io::{Read, Write};
-use std::sync::Arc;
-use std::time::Duration;
 
-use afhttp::host::listener::{
-    serve, BoundListener, HostStatus, HostView, ListenAddr, ListenerConfig, ListenerState,
-    TakeoverUpstream, TokenSecret, Upstream,
-};
+use afhttp::host::listener::{BoundListener, ListenerConfig, TakeoverUpstream};
 use serde_json::{json, Value};
+
+use crate::support::listener::FakeView;
 
 mod egress;
 mod listener;
@@ -22,34 +19,8 @@ mod secrets;
 /// The long token every host here is started with.
 pub const TOKEN: &str = "security-long-token-5f1c";
 
-/// A host view with no browser and, optionally, a takeover display whose web client is a
-/// tiny local HTTP server.
-struct View {
-    panel: Option<TakeoverUpstream>,
-}
-
-impl HostView for View {
-    fn upstream(&self) -> Option<Upstream> {
-        None
-    }
-    fn status(&self) -> HostStatus {
-        HostStatus::Ok
-    }
-    fn health_details(&self) -> Value {
-        json!({})
-    }
-    fn capabilities(&self) -> Value {
-        json!({})
-    }
-    fn takeover_provider(&self) -> Option<&'static str> {
-        self.panel.as_ref().map(|_| "novnc")
-    }
-    fn takeover_upstream(&self) -> Option<TakeoverUpstream> {
-        self.panel.clone()
-    }
-}
-
-/// A listener in this process over [`View`], plus the fake web client it proxies to.
+/// A listener in this process over a [`FakeView`] with no browser, plus the fake web client
+/// it proxies to.
 struct Listener {
     bound: BoundListener,
     _stop: tokio::sync::oneshot::Sender<()>,
@@ -58,13 +29,7 @@ struct Listener {
 
 impl Listener {
     fn port(&self) -> u16 {
-        self.bound
-            .local
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+        crate::support::listener::port(&self.bound)
     }
 }
 
@@ -109,18 +74,13 @@ async fn start_listener(
     } else {
         (None, None)
     };
-    let mut config = ListenerConfig {
-        token: Some(TokenSecret::new(TOKEN).unwrap()),
-        ..ListenerConfig::new(ListenAddr::parse(listen).unwrap())
-    };
+    let mut config = crate::support::listener::config(listen, Some(TOKEN));
     tweak(&mut config);
-    let state = Arc::new(ListenerState::new(Arc::new(View { panel: upstream }), config).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let bound = serve(state, async move {
-        let _ = rx.await;
-    })
-    .await
-    .unwrap();
+    let view = FakeView {
+        upstream: None,
+        panel: upstream,
+    };
+    let (bound, tx) = crate::support::listener::start(view, config).await;
     Listener {
         bound,
         _stop: tx,
@@ -137,65 +97,8 @@ fn http(
     path: &str,
     headers: &[(&str, &str)],
 ) -> (u16, String, String) {
-    let mut s = std::net::TcpStream::connect((ip, port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\n");
-    if !headers
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("connection"))
-    {
-        req.push_str("Connection: close\r\n");
-    }
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("Content-Length: 0\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    // Read the head, then Content-Length bytes (a kept-alive upgrade refusal never closes).
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let text = String::from_utf8_lossy(&out).to_string();
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let len: usize = head_value(head, "content-length")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            if body.len() >= len || head.starts_with("HTTP/1.1 101") {
-                break;
-            }
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    let out = String::from_utf8_lossy(&out).to_string();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    (status, head.to_string(), body.to_string())
-}
-
-/// The JSON `code` of an error body ("" when none).
-fn code(body: &str) -> String {
-    serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v["code"].as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// A header's value from a raw response head.
-fn head_value(head: &str, name: &str) -> Option<String> {
-    head.lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.trim().to_string())
+    let r = crate::support::raw_http::send_to(ip, port, method, path, headers, b"");
+    (r.status, r.head.clone(), r.text())
 }
 
 /// One of this machine's own non-loopback IPv4 addresses (from the kernel's local routing

@@ -9,7 +9,8 @@ use afhttp::host::listener::{AuthZone, ROUTES};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
 
-use super::{code, concrete, http, own_non_loopback_ip, TOKEN};
+use super::{concrete, http, own_non_loopback_ip, TOKEN};
+use crate::support::error_code;
 use crate::support::{descendants, port_of, Fixture};
 
 const BEARER: &str = "Bearer security-long-token-5f1c";
@@ -73,7 +74,7 @@ fn the_real_host_refuses_every_route_without_the_token() {
             ] {
                 let (status, _, body) = http("127.0.0.1", port, method, &path, &headers);
                 assert_eq!(status, 401, "{method} {path} {headers:?}: {body}");
-                assert_eq!(code(&body), "unauthorized");
+                assert_eq!(error_code(&body), "unauthorized");
             }
             if spec.auth != AuthZone::Takeover {
                 let q = format!("{path}?token_secret=wrong");

@@ -1,6 +1,5 @@
 //! A running `afhttp host` child and raw HTTP/1.1 exchanges with its listener.
 
-use std::io::{Read, Write};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -81,46 +80,8 @@ pub fn port_of(endpoint: &str) -> u16 {
     endpoint.rsplit(':').next().unwrap().parse().unwrap()
 }
 
-/// One HTTP/1.1 exchange on loopback: status and the raw head (status 0 when nothing
-/// listens).
-pub fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return (0, String::new());
-    };
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req =
-        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    let _ = s.write_all(req.as_bytes());
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, out)
-}
-
 /// `GET /health` on a loopback host (with `token` as bearer, if any), straight over TCP so
 /// it can be polled fast; Null when nothing answers with JSON.
 pub fn health(port: u16, token: Option<&str>) -> Value {
-    let bearer = token.map(|t| format!("Bearer {t}"));
-    let headers: Vec<(&str, &str)> = bearer
-        .as_deref()
-        .map(|b| ("Authorization", b))
-        .into_iter()
-        .collect();
-    let (_, raw) = http(port, "GET", "/health", &headers, "");
-    let body = raw.split("\r\n\r\n").nth(1).unwrap_or("");
-    serde_json::from_str(body).unwrap_or(Value::Null)
+    super::raw_http::get(port, "/health", token).json()
 }

@@ -9,8 +9,10 @@ pub mod documents;
 pub mod fake_engine;
 pub mod hang;
 pub mod host;
+pub mod listener;
 pub mod procs;
 pub mod proxy;
+pub mod raw_http;
 pub mod routes;
 pub mod routes_content;
 pub mod routes_dialog;
@@ -34,7 +36,7 @@ pub use proxy::HttpProxy;
 pub use server::FixtureServer;
 pub use socks::Socks5Proxy;
 pub use tls::TlsFixtureServer;
-pub use warnings::{warning, warning_codes};
+pub use warnings::{error_code, warning, warning_codes};
 
 /// Write `body` to `path` as an executable script (a fake or wrapped browser, a helper).
 pub fn write_script(path: &std::path::Path, body: &str) {
