@@ -241,9 +241,9 @@ fn host_fetch(fx: &Fixture, endpoint: &str, url: &str, extra: &[&str]) -> Run {
 /// The hosts `GET /stalled-hosts` lists.
 fn stalled_hosts(endpoint: &str) -> Vec<String> {
     let port = crate::support::host::port_of(endpoint);
-    let (status, raw) = crate::support::host::http(port, "GET", "/stalled-hosts", &[], "");
-    assert_eq!(status, 200, "{raw}");
-    let doc: Value = serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
+    let r = crate::support::raw_http::get(port, "/stalled-hosts", None);
+    assert_eq!(r.status, 200, "{}", r.raw());
+    let doc = r.json();
     assert_eq!(doc["code"], "stalled_hosts", "{doc}");
     doc["hosts"]
         .as_array()
