@@ -1,22 +1,8 @@
 //! The request options on the inline browser path (issue 13, part 2): what the HTTP path
 //! sends, the browser sends too (cookies, a cookie jar that is read and updated, a form),
 //! and the response cap holds. The HTTP-path twins are in `fetch_cookies` and `fetch_http`.
-
-use serde_json::Value;
-
 use crate::support::chromium::render;
-use crate::support::{Fixture, FixtureServer};
-
-/// The names of the cookies in the jar at `path`.
-fn jar_names(path: &std::path::Path) -> Vec<String> {
-    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    v["cookies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap().to_string())
-        .collect()
-}
+use crate::support::{jar_names, Fixture, FixtureServer};
 
 #[test]
 fn cookies_and_a_jar_reach_the_browser_and_the_jar_is_updated() {

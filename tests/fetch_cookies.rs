@@ -2,20 +2,10 @@
 
 use serde_json::Value;
 
-use crate::support::{Fixture, FixtureServer};
+use crate::support::{jar_names, Fixture, FixtureServer};
 
 fn echoed_cookie(run: &crate::support::Run) -> Value {
     run.artifact_json("body_file")["cookie"].clone()
-}
-
-fn jar_names(path: &std::path::Path) -> Vec<String> {
-    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    v["cookies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

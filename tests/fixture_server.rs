@@ -365,13 +365,7 @@ fn tls_client(ca: Option<&std::path::Path>) -> Client {
 
 #[test]
 fn tls_trusted_only_with_ca() {
-    let t = Instant::now();
     let s = TlsFixtureServer::start();
-    assert!(
-        t.elapsed() < Duration::from_millis(200),
-        "{:?}",
-        t.elapsed()
-    );
     run(async {
         let ok = tls_client(Some(s.ca_pem_path()));
         let body = ok

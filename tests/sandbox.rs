@@ -8,8 +8,8 @@ use crate::support::deadline::CommandDeadline;
 use std::process::Command;
 
 use crate::support::descendants;
+use crate::support::remote_host::RemoteHost;
 use crate::support::{Fixture, FixtureServer};
-use crate::transfer::{auth, RemoteHost};
 
 fn cmdline(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -47,7 +47,7 @@ fn chromium_sandbox_is_on_for_an_unprivileged_native_host() {
         .cmd()
         .args(["fetch", &srv.url("/static"), "--render", "always"])
         .args(["--want", "rendered_html,screenshot"])
-        .args(auth(&host))
+        .args(host.auth())
         .run();
     assert_eq!(f.result()["status"], 200, "{}", f.context);
     let renderers: Vec<u32> = descendants(host.child.id())

@@ -5,133 +5,13 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::support::remote_host::{RemoteHost, NOBODY, TOKEN};
 use crate::support::routes_transfer::{file_bytes, shown};
 use crate::support::{Fixture, FixtureServer};
-
-const TOKEN: &str = "transfer-token";
-/// `nobody`'s uid and gid on Debian.
-const NOBODY: u32 = 65534;
-
-/// An `afhttp host` run as `nobody`, in a 0700 directory that user owns.
-pub(crate) struct RemoteHost {
-    pub(crate) child: Child,
-    pub(crate) ready: Value,
-    pub(crate) endpoint: String,
-    /// HOME, XDG_DATA_HOME (`data`) and TMPDIR (`tmp`) of the host live here.
-    root: PathBuf,
-    _dir: tempfile::TempDir,
-    _one: crate::support::chromium::ChromiumLock,
-}
-
-impl RemoteHost {
-    fn start(args: &[&str]) -> RemoteHost {
-        RemoteHost::start_with(args, false)
-    }
-
-    /// With `sandboxed`, Chromium keeps its own sandbox (no `AFHTTP_NO_SANDBOX`).
-    pub(crate) fn start_with(args: &[&str], sandboxed: bool) -> RemoteHost {
-        let one = crate::support::chromium::lock();
-        let dir = tempfile::tempdir().unwrap();
-        // Traversable for `nobody`, but nothing in it readable except its own subtree.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
-        let root = dir.path().join("host");
-        for sub in ["", "home", "data", "tmp"] {
-            let d = root.join(sub);
-            std::fs::create_dir_all(&d).unwrap();
-            std::os::unix::fs::chown(&d, Some(NOBODY), Some(NOBODY)).unwrap();
-            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
-        }
-        let mut command = Command::new("setpriv");
-        command
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                env!("CARGO_BIN_EXE_afhttp"),
-                "host",
-                "--listen",
-                "tcp:127.0.0.1:0",
-                "--token-secret",
-                TOKEN,
-            ])
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("TMPDIR", root.join("tmp"))
-            .env("AFHTTP_LOG", "warn")
-            .current_dir(&root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        if !sandboxed {
-            command.env("AFHTTP_NO_SANDBOX", "1");
-        }
-        let mut child = command.spawn().unwrap();
-        let line = crate::support::deadline::first_line_within(
-            &mut child,
-            crate::support::host::READY_DEADLINE,
-            &format!("afhttp host (as nobody) {args:?}"),
-        );
-        let ready: Value =
-            serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
-        assert_eq!(ready["result"]["code"], "host_ready", "{ready}");
-        let endpoint = ready["result"]["endpoint_url"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        RemoteHost {
-            child,
-            ready: ready["result"].clone(),
-            endpoint,
-            root,
-            _dir: dir,
-            _one: one,
-        }
-    }
-
-    fn port(&self) -> u16 {
-        self.endpoint.rsplit(':').next().unwrap().parse().unwrap()
-    }
-
-    /// SIGTERM and wait (bounded) for a clean exit.
-    pub(crate) fn stop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_some() {
-            return;
-        }
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let t = Instant::now();
-        while self.child.try_wait().ok().flatten().is_none() {
-            assert!(t.elapsed() < Duration::from_secs(15), "host did not stop");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for RemoteHost {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-pub(crate) fn auth(host: &RemoteHost) -> [String; 4] {
-    [
-        "--endpoint-url".into(),
-        host.endpoint.clone(),
-        "--token-secret".into(),
-        TOKEN.into(),
-    ]
-}
 
 /// `Runtime.evaluate` in tab `tab`, by value.
 fn eval(fx: &Fixture, host: &RemoteHost, tab: &str, expr: &str) -> Value {
@@ -139,25 +19,19 @@ fn eval(fx: &Fixture, host: &RemoteHost, tab: &str, expr: &str) -> Value {
     let run = fx
         .cmd()
         .args(["cdp", "Runtime.evaluate", "--tab", tab, "--params", &params])
-        .args(auth(host))
+        .args(host.auth())
         .run();
     run.result()["result"]["result"]["value"].clone()
 }
 
 /// Poll `expr` in `tab` until it evaluates to `want` (at most 15 s).
 fn wait_for(fx: &Fixture, host: &RemoteHost, tab: &str, expr: &str, want: &Value) {
-    let t = Instant::now();
-    loop {
-        let got = eval(fx, host, tab, expr);
-        if &got == want {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(15),
-            "{expr} stayed {got}, expected {want}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut got = Value::Null;
+    let held = crate::support::wait_until(Duration::from_secs(15), || {
+        got = eval(fx, host, tab, expr);
+        &got == want
+    });
+    assert!(held, "{expr} stayed {got}, expected {want}");
 }
 
 /// A new tab on `url`, loaded (and its first iframe too, if any).
@@ -166,7 +40,7 @@ fn open_tab(fx: &Fixture, host: &RemoteHost, url: &str) -> String {
     let run = fx
         .cmd()
         .args(["cdp", "Target.createTarget", "--params", &params])
-        .args(auth(host))
+        .args(host.auth())
         .run();
     let tab = run.result()["result"]["targetId"]
         .as_str()
@@ -210,7 +84,7 @@ fn a_download_reaches_the_driver_from_a_host_run_as_another_user() {
         ])
         .args(["--render", "always", "--out"])
         .arg(&out)
-        .args(auth(&host))
+        .args(host.auth())
         .run();
     let r = run.result();
     assert_eq!(r["status"], 200, "{}", run.context);
@@ -305,7 +179,7 @@ fn an_upload_attaches_a_file_the_host_user_cannot_read() {
         fx.cmd()
             .args(["upload", "--tab", tab, "--selector", selector, "--file"])
             .arg(file)
-            .args(auth(&host))
+            .args(host.auth())
             .run()
     };
 
