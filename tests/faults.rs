@@ -28,16 +28,7 @@ fn spawn(fx: &Fixture, args: &[&str]) -> Child {
 /// Wait (at most `bound`) for `child` to exit; its exit code and its one JSON event.
 fn finish(mut child: Child, bound: Duration) -> (i32, Value, Duration) {
     let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t.elapsed() > bound {
-            let _ = child.kill();
-            panic!("afhttp did not exit within {bound:?}");
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    };
+    let status = crate::support::deadline::wait_within(&mut child, bound, "afhttp");
     let mut out = String::new();
     child
         .stdout

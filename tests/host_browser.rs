@@ -143,10 +143,7 @@ fn dropping_a_running_browser_kills_its_group() {
         drop(browser);
         pid
     });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_members(pid).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::wait_until(Duration::from_secs(5), || group_members(pid).is_empty());
     assert_eq!(group_members(pid), Vec::<u32>::new());
 }
 

@@ -4,7 +4,7 @@
 use crate::support::deadline::CommandDeadline;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -469,18 +469,16 @@ fn host_logs_carry_the_fetch_request_id() {
         .run();
     let id = run.result()["request_id"].as_str().unwrap().to_string();
     // The host logs the client's end too, with the same id, once the driver's socket closes.
-    let t = Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .any(|l| l.contains("cdp client detached") && l.contains(&id))
-    {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "no detach line for {id}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::wait_for(
+        &format!("the detach line for {id}"),
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .any(|l| l.contains("cdp client detached") && l.contains(&id))
+        },
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

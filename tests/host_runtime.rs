@@ -242,8 +242,7 @@ fn sdk_builders_fetch_and_call_cdp_on_one_connection() {
             .unwrap();
         let tab = made["targetId"].as_str().unwrap().to_string();
         // The new tab commits its URL asynchronously: wait for it (bounded), then check.
-        let loaded = std::time::Instant::now();
-        while loaded.elapsed() < Duration::from_secs(10) {
+        crate::support::deadline::wait_until_async(Duration::from_secs(10), || async {
             let now = client
                 .cdp("Runtime.evaluate")
                 .tab(&tab)
@@ -252,11 +251,9 @@ fn sdk_builders_fetch_and_call_cdp_on_one_connection() {
                 )
                 .send()
                 .await;
-            if now.is_ok_and(|v| v["result"]["value"] == "/headers/ua") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            now.is_ok_and(|v| v["result"]["value"] == "/headers/ua")
+        })
+        .await;
         let title = client
             .cdp("Runtime.evaluate")
             .tab(&tab)

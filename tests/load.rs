@@ -122,14 +122,9 @@ fn a_full_tab_cap_refuses_new_tabs_with_host_busy() {
         .run()
         .result();
     // closeTarget answers before the target is gone; the cap counts what the browser lists.
-    let t = Instant::now();
-    while page_targets(&fx, &ep) > 1 {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "the tab never closed"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::support::wait_for("the tab to close", Duration::from_secs(10), || {
+        page_targets(&fx, &ep) <= 1
+    });
     create().result();
 }
 

@@ -103,22 +103,11 @@ fn status(fx: &Fixture, fleet: &str) -> Value {
 
 fn wait_all_healthy(fx: &Fixture, fleet: &str, n: usize) {
     let mut last = Value::Null;
-    let ok = wait_for_opt(Duration::from_secs(240), || {
+    let ok = crate::support::wait_until(Duration::from_secs(240), || {
         last = status(fx, fleet);
         last["members_healthy"] == n
     });
     assert!(ok, "not all {n} replicas became healthy: {last}");
-}
-
-fn wait_for_opt(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < bound {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    false
 }
 
 fn member_of(r: &Run) -> String {

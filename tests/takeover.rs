@@ -489,22 +489,16 @@ fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
             .all(|p| *p == host || state_of(*p) != Some('Z'))
     });
     let tree = descendants(child.id());
-    let t = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(init as i32),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "the init did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = crate::support::deadline::wait_within(
+        &mut child,
+        Duration::from_secs(10),
+        "the init after SIGTERM",
+    );
     assert_eq!(status.code(), Some(0));
     let left: Vec<u32> = tree.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "processes left: {left:?}");

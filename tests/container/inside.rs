@@ -2,7 +2,7 @@
 //! status` and `container logs` (also `--follow` until the container stops) keep the token
 //! out of their output.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cmd;
 use crate::support::docker::{rt, Engine};
@@ -16,15 +16,8 @@ pub(super) fn init_reaps_and_runs_unprivileged(engine: &Engine) {
         let script = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l";
         engine.exec_output("afhttp-host", &["/bin/sh", "-c", script])
     };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while zombies().trim() != "0" {
-        assert!(
-            Instant::now() < deadline,
-            "zombies in the container: {}",
-            zombies()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let reaped = crate::support::wait_until(Duration::from_secs(5), || zombies().trim() == "0");
+    assert!(reaped, "zombies in the container: {}", zombies());
     let pid1 = engine.exec_output("afhttp-host", &["/bin/cat", "/proc/1/cmdline"]);
     assert!(pid1.starts_with("/usr/local/bin/afhttp\0host"), "{pid1:?}");
     // Unprivileged, no capabilities, no privilege gain (install's defaults).
@@ -149,13 +142,9 @@ pub(super) fn follower_streams_until_the_stop(fx: &Fixture, engine: &Engine) {
 }
 
 fn wait_output(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("`container logs --follow` did not end with the container");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.wait_with_output().unwrap()
+    crate::support::deadline::collect_within(
+        &mut child,
+        limit,
+        "`container logs --follow` (it should end with the container)",
+    )
 }

@@ -8,7 +8,7 @@ mod images;
 mod inside;
 mod survival;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::docker::{rt, Engine};
 use crate::support::{free_port, Cmd, Fixture, FixtureServer, Run};
@@ -53,19 +53,13 @@ pub(super) fn wait_discovered_healthy(fx: &Fixture, engine: &Engine) {
 
 /// Poll `health` (an `afhttp health` run) until it says ok; panics after `limit`.
 pub(super) fn wait_healthy(what: &str, limit: Duration, health: impl Fn() -> Run) {
-    let deadline = Instant::now() + limit;
-    loop {
+    let mut last = String::new();
+    let healthy = crate::support::wait_until(limit, || {
         let h = health();
-        if h.status == 0 && h.event["result"]["status"] == "ok" {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} never healthy\n{}",
-            h.context
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+        last = h.context.clone();
+        h.status == 0 && h.event["result"]["status"] == "ok"
+    });
+    assert!(healthy, "{what} never healthy\n{last}");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
@@ -355,14 +355,6 @@ fn fetch_raw(port: u16, url: &str) -> Value {
     r["structuredContent"]["result"].clone()
 }
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(t.elapsed() < Duration::from_secs(30), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn seed(area: &Path, name: &str, secs_old: u64) -> PathBuf {
     let d = area.join(name);
     std::fs::create_dir_all(&d).unwrap();
@@ -389,9 +381,11 @@ fn the_hosts_output_area_is_pruned_by_age_and_by_size() {
         &fx,
         &["--mcp-output-ttl", "1h", "--mcp-output-max-bytes", "150000"],
     );
-    wait_until("the expired directory is pruned at start", || {
-        !expired.exists()
-    });
+    crate::support::wait_for(
+        "the expired directory is pruned at start",
+        Duration::from_secs(30),
+        || !expired.exists(),
+    );
     assert!(recent.exists(), "within the time to live and the cap: kept");
 
     let url = srv.url("/bytes?n=100000");
@@ -399,7 +393,11 @@ fn the_hosts_output_area_is_pruned_by_age_and_by_size() {
     assert!(first.starts_with(area.canonicalize().unwrap()), "{first:?}");
     let second = PathBuf::from(fetch_raw(port, &url)["out_dir"].as_str().unwrap());
     // Over the cap: the oldest go (the seeded one, then the first fetch), the newest stays.
-    wait_until("the first fetch is pruned for size", || !first.exists());
+    crate::support::wait_for(
+        "the first fetch is pruned for size",
+        Duration::from_secs(30),
+        || !first.exists(),
+    );
     assert!(!recent.exists());
     assert!(
         std::fs::read_dir(&second).unwrap().next().is_some(),

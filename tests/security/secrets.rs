@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -86,15 +86,9 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
     wrong.error("unauthorized", 1);
 
     // Every process of the host: its argv, and the children's environments.
-    let t = Instant::now();
-    let kids = loop {
-        let kids = descendants(host_pid);
-        // The browser and the display's processes (Xvnc, websockify at least).
-        if kids.len() >= 3 || t.elapsed() > Duration::from_secs(10) {
-            break kids;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    // The browser and the display's processes (Xvnc, websockify at least).
+    crate::support::wait_until(Duration::from_secs(10), || descendants(host_pid).len() >= 3);
+    let kids = descendants(host_pid);
     assert!(kids.len() >= 3, "browser and display children: {kids:?}");
     let names: Vec<String> = kids
         .iter()

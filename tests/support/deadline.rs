@@ -36,6 +36,23 @@ pub fn wait_until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// [`wait_until`] for async code: poll `f` until it holds or `bound` passes; whether it held.
+pub async fn wait_until_async<F: std::future::Future<Output = bool>>(
+    bound: Duration,
+    mut f: impl FnMut() -> F,
+) -> bool {
+    let t = Instant::now();
+    loop {
+        if f().await {
+            return true;
+        }
+        if t.elapsed() >= bound {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A pipe drained on a thread into a buffer that can be read at any time (also after a
 /// kill, when a grandchild may still hold the pipe open).
 pub struct Drain {
