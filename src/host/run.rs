@@ -7,11 +7,12 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tempfile::TempDir;
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::error::{AfError, ErrorCode};
 use crate::host::browser::{self, LaunchOptions};
-use crate::host::display::{self, DisplayOptions, Provider};
+use crate::host::display::{self, DisplayOptions, Provider, RunningDisplay};
 use crate::host::downloads::DownloadKeeper;
 use crate::host::listener::{
     self, HostStatus, ListenAddr, ListenerConfig, ListenerState, TokenSecret,
@@ -163,6 +164,94 @@ impl RunningHost {
 /// Start a host: profile, browser, listener. Returns once it serves.
 pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     // Refuse a bad listener before any browser or profile is touched.
+    let config = listener_config(&opts)?;
+    let (backend, binary) = resolve_browser(&opts)?;
+    let egress = start_egress(&opts, backend).await?;
+    let profile = ActiveProfile::open_in(
+        opts.profile.as_deref(),
+        backend,
+        opts.ephemeral_root.as_deref(),
+    )?;
+    let started = Instant::now();
+    let (display, display_dir) = start_display(&opts).await?;
+    let launch_opts = launch_options(&opts, backend, binary, &profile, egress.as_ref(), &display);
+    let first = browser::launch(&launch_opts).await?;
+    log(
+        Level::Info,
+        "browser started",
+        json!({"backend": backend.as_str(), "pid": first.pid, "ms": started.elapsed().as_millis() as u64}),
+    );
+    let (switch_tx, switch_rx) = tokio::sync::mpsc::unbounded_channel();
+    let view = live_view(&opts, backend, &profile, switch_tx);
+    view.set_display(display.as_ref().map(|(d, _)| d));
+    view.set(Some(&first), HostStatus::Ok);
+    view.downloads
+        .attach(&first.ws_url, &profile.downloads_dir())
+        .await;
+    view.record(&first);
+    let product_task = view.refresh_product(&first);
+    let served = serve_listener(&opts, Arc::clone(&view), config).await?;
+    if opts.wait_for_product {
+        let _ = tokio::time::timeout(Duration::from_secs(3), product_task).await;
+    }
+    let ready = ready_document(
+        &opts,
+        &view,
+        ReadyFacts {
+            local: &served.bound.local,
+            browser_pid: first.pid,
+            profile: &profile,
+            egress_running: egress.is_some(),
+            display: &display,
+            mcp: served.mcp_doc,
+            started,
+        },
+    );
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let local = served.bound.local.clone();
+    let supervised = Supervised {
+        browser: first,
+        launch_opts,
+        profile,
+        name: opts
+            .profile
+            .clone()
+            .filter(|n| n != crate::profile::EPHEMERAL),
+        display,
+        display_dir,
+        uploads: served.uploads,
+        browser_budget: RestartBudget::new(opts.restart_window),
+        display_budget: RestartBudget::new(opts.restart_window),
+    };
+    let supervised_view = Arc::clone(&view);
+    let (bound, listener_stop) = (served.bound, served.listener_stop);
+    let mcp_pruner = served.mcp_pruner;
+    let task = tokio::spawn(async move {
+        // The egress proxy and the MCP output pruner live as long as the supervisor
+        // (browser relaunches reuse the proxy).
+        let _egress = egress;
+        let _mcp_pruner = mcp_pruner;
+        supervise(
+            supervised,
+            supervised_view,
+            bound,
+            listener_stop,
+            stop_rx,
+            switch_rx,
+        )
+        .await
+    });
+    Ok(RunningHost {
+        local,
+        ready,
+        view,
+        stop: stop_tx,
+        task,
+    })
+}
+
+/// The listener's configuration from `opts`, validated.
+fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
     let mut config = ListenerConfig::new(opts.listen.clone());
     config.token = opts.token.clone();
     config.health = opts.health;
@@ -175,49 +264,63 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
     config.max_clients = opts.max_clients;
     config.max_tabs = opts.max_tabs;
     config.validate()?;
+    Ok(config)
+}
+
+/// The backend and its executable: as given, or the first Chromium-family browser on PATH.
+fn resolve_browser(opts: &HostOptions) -> Result<(Backend, PathBuf), AfError> {
     let path_env = std::env::var_os(crate::env::PATH);
-    let (backend, binary) = match (opts.backend, &opts.browser_bin) {
-        (Some(b), explicit) => (
+    match (opts.backend, &opts.browser_bin) {
+        (Some(b), explicit) => Ok((
             b,
             browser::resolve_binary(b, explicit.as_deref(), path_env.as_deref())?,
-        ),
-        (None, Some(explicit)) => (
+        )),
+        (None, Some(explicit)) => Ok((
             Backend::Chromium,
             browser::resolve_binary(Backend::Chromium, Some(explicit), path_env.as_deref())?,
-        ),
+        )),
         (None, None) => browser::resolve_auto(path_env.as_deref()).ok_or_else(|| {
             AfError::new(
                 ErrorCode::BrowserLaunchFailed,
                 "no Chromium-family browser found on PATH",
             )
             .with_hint("install chromium, or pass --browser-bin")
-        })?,
+        }),
+    }
+}
+
+/// A takeover display and its private state directory (none without `--takeover-provider`).
+type Display = Option<(RunningDisplay, DisplayOptions)>;
+
+/// Start the takeover display, when one is asked for.
+async fn start_display(opts: &HostOptions) -> Result<(Display, Option<TempDir>), AfError> {
+    let Some(provider) = opts.takeover else {
+        return Ok((None, None));
     };
-    let egress = start_egress(&opts, backend).await?;
-    let profile = ActiveProfile::open_in(
-        opts.profile.as_deref(),
-        backend,
-        opts.ephemeral_root.as_deref(),
-    )?;
-    let started = Instant::now();
-    let (display, display_dir) = match opts.takeover {
-        Some(provider) => {
-            let dir = tempfile::Builder::new()
-                .prefix("afhttp-display-")
-                .tempdir()
-                .map_err(|e| AfError::io("create the display's state directory", &e))?;
-            let dopts = DisplayOptions {
-                provider,
-                quality_percent: opts.takeover_quality_percent,
-                size: DISPLAY_SIZE,
-                state_dir: dir.path().to_path_buf(),
-            };
-            let running = display::start(&dopts).await?;
-            (Some((running, dopts)), Some(dir))
-        }
-        None => (None, None),
+    let dir = tempfile::Builder::new()
+        .prefix("afhttp-display-")
+        .tempdir()
+        .map_err(|e| AfError::io("create the display's state directory", &e))?;
+    let dopts = DisplayOptions {
+        provider,
+        quality_percent: opts.takeover_quality_percent,
+        size: DISPLAY_SIZE,
+        state_dir: dir.path().to_path_buf(),
     };
-    let launch_opts = LaunchOptions {
+    let running = display::start(&dopts).await?;
+    Ok((Some((running, dopts)), Some(dir)))
+}
+
+/// How the browser is launched (and relaunched by the supervisor).
+fn launch_options(
+    opts: &HostOptions,
+    backend: Backend,
+    binary: PathBuf,
+    profile: &ActiveProfile,
+    egress: Option<&crate::host::egress::EgressProxy>,
+    display: &Display,
+) -> LaunchOptions {
+    LaunchOptions {
         backend,
         binary,
         user_data_dir: profile.path().to_path_buf(),
@@ -225,7 +328,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         headless: opts.headless && display.is_none(),
         no_sandbox: opts.no_sandbox,
         // Behind the egress proxy when there is one (it chains to --proxy-url itself).
-        proxy_url: match &egress {
+        proxy_url: match egress {
             Some(proxy) => Some(proxy.proxy_url()),
             None => opts.proxy_url.clone(),
         },
@@ -236,37 +339,52 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         window_size: DISPLAY_SIZE,
         startup_timeout: opts.startup_timeout,
         fingerprint_seed: None,
-    };
-    let first = browser::launch(&launch_opts).await?;
-    log(
-        Level::Info,
-        "browser started",
-        json!({"backend": backend.as_str(), "pid": first.pid, "ms": started.elapsed().as_millis() as u64}),
-    );
-    let (switch_tx, switch_rx) = tokio::sync::mpsc::unbounded_channel();
-    let view = Arc::new(LiveView {
+    }
+}
+
+/// The view of the running host that the listener and the supervisor share.
+fn live_view(
+    opts: &HostOptions,
+    backend: Backend,
+    profile: &ActiveProfile,
+    switch: tokio::sync::mpsc::UnboundedSender<crate::host::live::SwitchRequest>,
+) -> Arc<LiveView> {
+    Arc::new(LiveView {
         backend,
         upstream: RwLock::new(None),
         status: RwLock::new(HostStatus::Starting),
         product: RwLock::new(None),
         profile: RwLock::new(profile.describe()),
         restarts: RwLock::new(Restarts::default()),
-        switch: switch_tx,
+        switch,
         recent: (opts.recent_requests_cap > 0)
             .then(|| Arc::new(RecentRequests::new(opts.recent_requests_cap))),
         recorder: std::sync::Mutex::new(None),
         downloads: DownloadKeeper::default(),
         takeover: opts.takeover,
         display: RwLock::new(None),
-    });
-    view.set_display(display.as_ref().map(|(d, _)| d));
-    view.set(Some(&first), HostStatus::Ok);
-    view.downloads
-        .attach(&first.ws_url, &profile.downloads_dir())
-        .await;
-    view.record(&first);
-    let product_task = view.refresh_product(&first);
-    let state = ListenerState::new(view.clone(), config)?;
+    })
+}
+
+/// The bound listener and what goes with it.
+struct Served {
+    bound: listener::BoundListener,
+    uploads: Arc<listener::uploads::UploadStore>,
+    /// Closes the listener (the supervisor sends it when it shuts down).
+    listener_stop: tokio::sync::oneshot::Sender<()>,
+    /// The `/mcp` part of the ready document.
+    mcp_doc: Value,
+    /// Prunes `/mcp`'s outputs while the host runs.
+    mcp_pruner: Option<AbortOnDrop>,
+}
+
+/// Bind and serve the listener (with `/mcp` when asked for).
+async fn serve_listener(
+    opts: &HostOptions,
+    view: Arc<LiveView>,
+    config: ListenerConfig,
+) -> Result<Served, AfError> {
+    let state = ListenerState::new(view, config)?;
     #[cfg(feature = "mcp")]
     let (state, mcp_link) = match &opts.mcp {
         Some(mcp) => {
@@ -276,9 +394,11 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         }
         None => (state, None),
     };
+    #[cfg(not(feature = "mcp"))]
+    let _ = opts;
     let state = Arc::new(state);
     let uploads = Arc::clone(&state.uploads);
-    let (listener_stop_tx, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (listener_stop, listener_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let bound = listener::serve(state, async {
         let _ = listener_stop_rx.await;
     })
@@ -301,29 +421,52 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         None => (None, json!({"served": false, "reason": "off"})),
     };
     #[cfg(not(feature = "mcp"))]
-    let mcp_doc = json!({"served": false, "reason": "backend_unsupported"});
-    if opts.wait_for_product {
-        let _ = tokio::time::timeout(Duration::from_secs(3), product_task).await;
-    }
+    let (mcp_pruner, mcp_doc) = (
+        None,
+        json!({"served": false, "reason": "backend_unsupported"}),
+    );
+    Ok(Served {
+        bound,
+        uploads,
+        listener_stop,
+        mcp_doc,
+        mcp_pruner,
+    })
+}
+
+/// What the ready document reports besides the options.
+struct ReadyFacts<'a> {
+    local: &'a str,
+    browser_pid: u32,
+    profile: &'a ActiveProfile,
+    egress_running: bool,
+    display: &'a Display,
+    mcp: Value,
+    started: Instant,
+}
+
+/// The `host_ready` document.
+fn ready_document(opts: &HostOptions, view: &LiveView, f: ReadyFacts<'_>) -> Value {
     let product = view.product.read().ok().and_then(|p| p.clone());
-    let ready = json!({
-        "listen": bound.local,
-        "endpoint_url": endpoint_url(&bound.local),
+    let backend = view.backend;
+    json!({
+        "listen": f.local,
+        "endpoint_url": endpoint_url(f.local),
         "backend": {"name": backend.as_str(), "family": backend.family(), "version": product},
-        "browser_pid": first.pid,
-        "profile": profile.describe(),
-        "profile_path": profile.path(),
+        "browser_pid": f.browser_pid,
+        "profile": f.profile.describe(),
+        "profile_path": f.profile.path(),
         "token_required": opts.token.is_some(),
-        "egress": match (&egress, &opts.egress) {
-            (Some(_), Some(policy)) => json!({
+        "egress": match (f.egress_running, &opts.egress) {
+            (true, Some(policy)) => json!({
                 "enforced": true,
                 "policy": policy.name(),
                 "allow": policy.allow.len(),
             }),
-            (None, Some(_)) => json!({"enforced": false, "reason": "backend_unsupported"}),
+            (false, Some(_)) => json!({"enforced": false, "reason": "backend_unsupported"}),
             _ => json!({"enforced": false, "reason": "off"}),
         },
-        "takeover": match &display {
+        "takeover": match f.display {
             Some((d, _)) => json!({
                 "provider": d.provider.as_str(),
                 "display": d.display,
@@ -332,57 +475,16 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
             }),
             None => json!({"provider": "off"}),
         },
-        "mcp": mcp_doc,
-        "startup_ms": started.elapsed().as_millis() as u64,
+        "mcp": f.mcp,
+        "startup_ms": f.started.elapsed().as_millis() as u64,
         "version": crate::VERSION,
-    });
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let local = bound.local.clone();
-    let name = opts
-        .profile
-        .clone()
-        .filter(|n| n != crate::profile::EPHEMERAL);
-    let supervised = Supervised {
-        browser: first,
-        launch_opts,
-        profile,
-        name,
-        display,
-        display_dir,
-        uploads,
-        browser_budget: RestartBudget::new(opts.restart_window),
-        display_budget: RestartBudget::new(opts.restart_window),
-    };
-    let supervised_view = Arc::clone(&view);
-    let task = tokio::spawn(async move {
-        // The egress proxy lives as long as the supervisor (browser relaunches reuse it).
-        let _egress = egress;
-        #[cfg(feature = "mcp")]
-        let _mcp_pruner = mcp_pruner;
-        supervise(
-            supervised,
-            supervised_view,
-            bound,
-            listener_stop_tx,
-            stop_rx,
-            switch_rx,
-        )
-        .await
-    });
-    Ok(RunningHost {
-        local,
-        ready,
-        view,
-        stop: stop_tx,
-        task,
     })
 }
 
 /// Aborts a background task when dropped (the MCP output pruner ends with the host).
-#[cfg(feature = "mcp")]
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
-#[cfg(feature = "mcp")]
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
