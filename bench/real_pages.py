@@ -58,6 +58,7 @@ def args_of(argv):
     a.add_argument("--fetch-arg", action="append", default=[], help="extra argument for every browser fetch")
     a.add_argument("--no-doc", action="store_true", help="do not write bench/summary-real-pages.md / docs")
     a.add_argument("--report", metavar="RUN_JSON", help="only rewrite the summary from a saved bench/runs/*.json")
+    a.add_argument("--events", metavar="DIR", help="also keep each fetch's JSON event in DIR (for traces)")
     a.add_argument("--result", help=argparse.SUPPRESS)  # set by the outer run for the one inside
     opts = a.parse_args(argv)
     opts.afhttp = os.path.abspath(opts.afhttp)
@@ -91,9 +92,12 @@ def run_fetch(argv, env, deadline):
         return {"outcome": f"no_event(rc={p.returncode})", "wall_ms": wall, "stderr": err.decode()[-400:]}
     trace = event.get("trace") or {}
     res = event.get("result") or {}
+    cuts = (trace.get("readiness") or {}).get("cuts") or {}
     rec = {"wall_ms": wall, "timings_ms": trace.get("timings_ms") or {},
            "ended_by": (trace.get("readiness") or {}).get("ended_by"),
-           "text_source": trace.get("text_source") or (trace.get("readiness") or {}).get("text_source")}
+           "text_source": trace.get("text_source") or (trace.get("readiness") or {}).get("text_source"),
+           "cut_rounds": len(cuts.get("rounds") or []), "remembered": len(cuts.get("remembered") or []),
+           "event": event}
     if event.get("kind") == "error" or "error" in event:
         e = event.get("error") or {}
         rec["outcome"] = "error:" + str(e.get("code") or "unknown")
@@ -195,6 +199,7 @@ def measure(opts):
             rec = run_fetch([b.path, "fetch", f"{base}/{page.name}/", "--render", "none", "--want", "body,text",
                              "--out", out()],
                             b.env, opts.fetch_timeout_s)
+            rec.pop("event", None)
             score(rec, page)
             rec.update(page=page.name, binary=b.label, condition="-", mode="http")
             records.append(rec)
@@ -208,8 +213,10 @@ def measure(opts):
             if mode == "host":
                 for b in runners:
                     b.start_host()
-                    # Warm: the host's browser, the binary, the page server.
-                    run_fetch([b.path, "fetch", f"{base}/{pages[0].name}/", "--endpoint-url", b.endpoint,
+                    # Warm: the host's browser, the binary, the page server. Not a corpus page:
+                    # its third parties would be cut (and remembered by the host) before it
+                    # is measured.
+                    run_fetch([b.path, "fetch", f"{base}/", "--endpoint-url", b.endpoint,
                                "--render", "always", "--out", out()], b.env, opts.fetch_timeout_s)
             for i, page in enumerate(pages):
                 order = runners if i % 2 == 0 else list(reversed(runners))
@@ -219,6 +226,15 @@ def measure(opts):
                     if mode == "host":
                         argv += ["--endpoint-url", b.endpoint]
                     rec = run_fetch(argv, b.env, opts.fetch_timeout_s)
+                    event = rec.pop("event", None)
+                    if opts.events and event is not None:
+                        os.makedirs(opts.events, exist_ok=True)
+                        stem = os.path.join(opts.events, f"{condition}-{mode}-{b.label}-{page.name}")
+                        with open(stem + ".json", "w") as f:
+                            json.dump(event, f)
+                        net = (event.get("result") or {}).get("network_file")
+                        if net and os.path.exists(net):
+                            shutil.copy(net, stem + ".network.json")
                     score(rec, page, http_words.get(page.name))
                     rec.update(page=page.name, binary=b.label, condition=condition, mode=mode)
                     records.append(rec)

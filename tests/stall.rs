@@ -311,3 +311,41 @@ fn a_host_remembers_a_stalled_third_party_and_blocks_it_from_the_start() {
     assert!(warning_codes(run.result()).contains(&"document_incomplete".to_string()));
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn a_chain_of_stalled_scripts_is_cut_round_by_round_with_a_shorter_window_after_a_reload() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let first = HangServer::start();
+    let second = HangServer::start();
+    let (h1, h2) = (first.host(), second.host());
+    let url = srv.url(&format!("/stall/chain?hang={h1}&next={h2}"));
+    let run = render(&fx, &url, &["--stall-cutoff-ms", "800"]);
+    let text = run.artifact_text("text_file");
+    assert!(
+        text.contains("before-chain") && text.contains("after-chain"),
+        "{text}"
+    );
+    let msg = warning(run.result(), "third_party_cut");
+    for h in [&h1, &h2] {
+        assert!(msg.contains(h.as_str()), "{h} not named: {msg}");
+    }
+    assert!(msg.contains("reloaded 2 time(s)"), "{msg}");
+    let rounds = run.event["trace"]["readiness"]["cuts"]["rounds"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    let hosts = |r: &Value| -> Vec<String> {
+        r["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["host"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(hosts(&rounds[0]), vec![h1.clone()], "{rounds:?}");
+    assert_eq!(hosts(&rounds[1]), vec![h2.clone()], "{rounds:?}");
+    assert_eq!(rounds[0]["window_ms"], 800, "{rounds:?}");
+    assert_eq!(rounds[1]["window_ms"], 400, "{rounds:?}");
+}

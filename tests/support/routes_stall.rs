@@ -16,6 +16,9 @@
 //!   script answering after N ms (it writes `slow-script-ran`), `after-slow-first-party`.
 //! - `/stall/shell?hang=H`: a parser-blocking script on H in `<head>`; the served body has no
 //!   text, a later inline script writes `shell-rendered`.
+//! - `/stall/chain?hang=H&next=N`: `before-chain`, a parser-blocking script on H, then an
+//!   inline script that writes a parser-blocking script on N (a chain: N is only asked for
+//!   once H is past), then `after-chain`.
 //! - `/stall/slow.js?ms=N`: a script answering after N ms.
 
 use std::collections::HashMap;
@@ -39,6 +42,7 @@ pub fn router() -> Router {
         .route("/stall/late", get(late))
         .route("/stall/first-slow", get(first_slow))
         .route("/stall/shell", get(shell))
+        .route("/stall/chain", get(chain))
         .route("/stall/slow.js", get(slow_js))
 }
 
@@ -95,6 +99,17 @@ async fn first_slow(Query(q): Query<HashMap<String, String>>) -> Resp {
     html(format!(
         "<!doctype html><title>Slow first party</title><p>before-slow-first-party</p>\
          <script src=\"/stall/slow.js?ms={ms}\"></script><p>after-slow-first-party</p>"
+    ))
+}
+
+async fn chain(Query(q): Query<HashMap<String, String>>) -> Resp {
+    let h = param(&q, "hang", "127.0.0.2:9");
+    let next = param(&q, "next", "127.0.0.2:10");
+    html(format!(
+        "<!doctype html><title>Stalled chain</title><p>before-chain</p>\
+         <script src=\"http://{h}/first.js\"></script>\
+         <script>document.write('<script src=\"http://{next}/second.js\"><\\/script>')</script>\
+         <p>after-chain</p>"
     ))
 }
 

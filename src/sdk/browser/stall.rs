@@ -121,9 +121,15 @@ impl Cutter {
         }
     }
 
+    /// The window in force, `None` when no more cuts can be made. After a reload it is
+    /// halved: the first cut showed that third parties stall on this network, and the ones
+    /// the reloaded page reaches next (scripts that stalled ones would have written or
+    /// inserted) cost a reload each all the same.
     fn active(&self) -> Option<Duration> {
         match self.window {
-            Some(w) if self.no_reload.is_none() && self.rounds.len() < MAX_ROUNDS => Some(w),
+            Some(w) if self.no_reload.is_none() && self.rounds.len() < MAX_ROUNDS => {
+                Some(if self.reloads() > 0 { w / 2 } else { w })
+            }
             _ => None,
         }
     }
@@ -165,6 +171,10 @@ impl Cutter {
         };
         let (stalled, parsed) = {
             let st = lock(state);
+            if st.network.reload_pending() {
+                // The reload drops the old document's requests: nothing of it to cut.
+                return Ok(false);
+            }
             (st.network.stalled(w), st.dom_content_at.is_some())
         };
         let waits_for_all = matches!(wait, Wait::Load | Wait::Idle);
@@ -177,8 +187,9 @@ impl Cutter {
         // A frame is navigated away; anything else needs the reload.
         let reload = stalled.iter().any(|s| !s.is_frame());
         let hosts: BTreeSet<String> = stalled.iter().map(|s| s.host.clone()).collect();
-        self.rounds
-            .push(round_json(&stalled, &hosts, parsed, reload, self.nav_start));
+        let mut round = round_json(&stalled, &hosts, parsed, reload, self.nav_start);
+        round["window_ms"] = json!(w.as_millis() as u64);
+        self.rounds.push(round);
         if !reload {
             let ids = stalled.iter().map(|s| s.id.clone()).collect();
             lock(state).network.cut_entries(&ids);

@@ -90,8 +90,18 @@ impl NetworkLog {
             .collect()
     }
 
-    /// When the next waiting third-party request reaches the stall window.
+    /// Whether a cut's reload was sent and its document has not committed yet: the old
+    /// document's requests, which the reload drops, are not cut again meanwhile.
+    pub fn reload_pending(&self) -> bool {
+        self.superseding
+    }
+
+    /// When the next waiting third-party request reaches the stall window (none while a
+    /// cut's reload is pending).
     pub fn next_stall_at(&self, window: Duration) -> Option<Instant> {
+        if self.superseding {
+            return None;
+        }
         self.stall_candidates()
             .filter_map(|e| e.seen)
             .map(|t| t + window)
