@@ -38,7 +38,7 @@ fn file_names_come_from_the_registry_on_both_paths() {
         .args(["fetch", &srv.url("/static"), "--render", "none", "--want"])
         .arg(list(&http))
         .run();
-    assert_eq!(run.result()["render"], "http");
+    assert_eq!(run.fetch().render, "http");
     assert_registry_names(run.result(), &http);
 
     let every: Vec<Artifact> = Artifact::all().collect();
@@ -50,7 +50,7 @@ fn file_names_come_from_the_registry_on_both_paths() {
         .args(["fetch", &srv.url("/static"), "--render", "always", "--want"])
         .arg(list(&every))
         .run();
-    assert_eq!(run.result()["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
     assert_registry_names(run.result(), &every);
 }
 
@@ -67,11 +67,8 @@ fn want_parser_and_help_come_from_the_registry() {
         .cmd()
         .args(["fetch", &srv.url("/static"), "--want", "body,pdfx"])
         .run();
-    let e = bad.error("invalid_argument", 1);
-    assert!(
-        e["message"].as_str().unwrap().contains(&tokens().join(",")),
-        "{e}"
-    );
+    let e = bad.failure("invalid_argument", 1);
+    assert!(e.message.as_str().contains(&tokens().join(",")), "{e:?}");
 }
 
 /// `afhttp fetch URL --render always EXTRA...` in an inline Chromium.
@@ -86,16 +83,9 @@ fn render(fx: &Fixture, url: &str, extra: &[&str]) -> crate::support::Run {
 }
 
 fn warnings(result: &Value) -> Vec<(String, String)> {
-    result["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            (
-                w["artifact"].as_str().unwrap_or_default().to_string(),
-                w["code"].as_str().unwrap().to_string(),
-            )
-        })
+    crate::support::events::decode::<Vec<crate::support::events::Warning>>(&result["warnings"])
+        .into_iter()
+        .map(|w| (w.artifact.unwrap_or_default(), w.code))
         .collect()
 }
 

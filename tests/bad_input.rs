@@ -358,12 +358,12 @@ fn hostile_tab_ids_get_one_clear_error_before_any_host_is_contacted() {
                 .args(&argv)
                 .args(["--endpoint-url", &endpoint])
                 .run();
-            let err = run.error("invalid_argument", 1);
-            let message = err["message"].as_str().unwrap();
+            let err = run.failure("invalid_argument", 1);
+            let message = err.message.as_str();
             assert!(message.starts_with("tab "), "{}", run.context);
             assert!(message.len() < 300, "{}", run.context);
             assert!(
-                err["hint"].as_str().is_some_and(|h| h.contains("--tab")),
+                err.hint.as_deref().is_some_and(|h| h.contains("--tab")),
                 "{}",
                 run.context
             );

@@ -30,13 +30,13 @@ fn self_signed_site_renders_only_when_allowed() {
     assert_eq!(e["retryable"], false);
 
     let run = render(&fx, &url, &["--tls-insecure"]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
 
     let ca = tls.ca_pem_path().display().to_string();
     let run = render(&fx, &url, &["--ca-cert", &ca]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
 
     // Another server's CA does not make this one trusted.
     let other = TlsFixtureServer::start();
@@ -51,8 +51,8 @@ fn inline_browser_goes_through_the_proxy() {
     let srv = FixtureServer::start();
     let proxy = HttpProxy::start();
     let run = render(&fx, &srv.url("/static"), &["--proxy-url", &proxy.url()]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     let port = port_of(&srv);
     assert_saw_static(&proxy, &port, "proxy");
 }
@@ -107,8 +107,8 @@ fn inline_browser_sends_proxy_credentials() {
     );
     // The fixture answers 407 to any request without the right Proxy-Authorization, so a
     // 200 means the browser's request carried the credentials.
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     let port = port_of(&srv);
     assert_saw_static(&proxy, &port, "proxy");
     assert_no_password(&run, password);
@@ -154,8 +154,8 @@ fn inline_browser_goes_through_a_socks5_proxy() {
     // the proxy unless the proxy is recognised as local (socks5:// hosts parse as names).
     let socks = Socks5Proxy::start();
     let run = render(&fx, &url, &["--proxy-url", &socks.url()]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     assert!(
         socks
             .seen_targets()
@@ -172,8 +172,8 @@ fn inline_browser_goes_through_a_socks5_proxy() {
     let socks = Socks5Proxy::start_with_auth("agent", password);
     let proxy_url = socks.url_with_credentials("agent", password);
     let run = render(&fx, &url, &["--proxy-url", &proxy_url]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     assert!(
         socks
             .seen_targets()
@@ -207,8 +207,8 @@ fn inline_browser_goes_through_an_https_proxy() {
     let proxy = HttpProxy::start_tls();
     let ca = proxy.ca_pem_path().display().to_string();
     let run = render(&fx, &url, &["--proxy-url", &proxy.url(), "--ca-cert", &ca]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     let port = port_of(&srv);
     assert_saw_static(&proxy, &port, "https proxy");
     main_document_entry(&run, &url);
@@ -226,7 +226,7 @@ fn inline_browser_goes_through_an_https_proxy() {
         &url,
         &["--proxy-url", &with_credentials, "--ca-cert", &authed_ca],
     );
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     assert_saw_static(&authed, &port, "authenticating https proxy");
     main_document_entry(&run, &url);
     assert_no_password(&run, "s3cret-pw");
@@ -317,7 +317,7 @@ fn sensitive_capture_reports_what_was_captured() {
             "--capture-sse",
         ])
         .run();
-    assert_eq!(run.result()["render"], "http", "{}", run.context);
+    assert_eq!(run.fetch().render, "http", "{}", run.context);
     let capture = &run.event["trace"]["sensitive_capture"];
     assert_eq!(capture["capture_ws"], false, "{capture}");
     assert_eq!(capture["capture_sse"], false, "{capture}");

@@ -14,7 +14,7 @@ fn cookies_and_a_jar_reach_the_browser_and_the_jar_is_updated() {
     // The browser's response sets a cookie: the jar stores it.
     let set = srv.url("/cookies/set-raw?h=kept%3Dyes%3B%20Path%3D%2F%3B%20Max-Age%3D3600");
     let run = render(&fx, &set, "body", &["--cookie-jar", jar_s]);
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(jar_names(&jar), ["kept"], "{}", run.context);
 
     // The jar's cookie and a --cookie both reach the server from the browser; the
@@ -25,7 +25,7 @@ fn cookies_and_a_jar_reach_the_browser_and_the_jar_is_updated() {
         "body",
         &["--cookie-jar", jar_s, "--cookie", "once=1"],
     );
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let sent = srv.last_request("/cookies/echo").unwrap();
     let header = sent.header("cookie").unwrap_or_default().to_string();
     assert!(
@@ -45,7 +45,7 @@ fn a_form_is_posted_by_the_browser() {
         "body",
         &["--form", "a=1", "--form", "b=x y"],
     );
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let seen = srv.last_request("/echo").unwrap();
     assert_eq!(seen.method, "POST");
     assert_eq!(seen.body, b"a=1&b=x+y");
@@ -63,7 +63,7 @@ fn a_form_is_posted_by_the_browser() {
         "body",
         &["--form", "note=hi", "--form", &doc],
     );
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let seen = srv.last_request("/echo").unwrap();
     assert!(
         seen.header("content-type")
@@ -117,7 +117,7 @@ fn a_cookie_on_a_host_is_for_that_fetch_only() {
             .args(["--want", "body", "--endpoint-url", &host.endpoint])
             .args(extra)
             .run();
-        assert_eq!(run.result()["render"], "browser", "{}", run.context);
+        assert_eq!(run.fetch().render, "browser", "{}", run.context);
         srv.last_request("/cookies/echo")
             .unwrap()
             .header("cookie")

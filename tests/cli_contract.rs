@@ -59,8 +59,8 @@ fn usage_errors_name_the_missing_argument() {
         (&["container", "logs", "--follow"], "--raw"),
     ] {
         let run = fx.cmd().args(argv).run();
-        let err = run.error("invalid_argument", 2);
-        let message = err["message"].as_str().unwrap();
+        let err = run.failure("invalid_argument", 2);
+        let message = err.message.as_str();
         assert!(message.contains(named), "{argv:?}: {message}");
         assert!(!message.ends_with(':'), "{argv:?}: {message}");
     }
@@ -73,12 +73,8 @@ fn a_flag_without_its_value_is_a_usage_error() {
     let fx = Fixture::new();
     for flag in ["--render", "--out", "--timeout-ms"] {
         let run = fx.cmd().args(["fetch", "http://127.0.0.1:9/", flag]).run();
-        let err = run.error("invalid_argument", 2);
-        assert!(
-            err["message"].as_str().unwrap().contains(flag),
-            "{}",
-            run.context
-        );
+        let err = run.failure("invalid_argument", 2);
+        assert!(err.message.as_str().contains(flag), "{}", run.context);
     }
     fx.cmd()
         .args(["fetch", "http://127.0.0.1:9/", "--timeout-ms", "soon"])
@@ -133,8 +129,8 @@ fn recursive_help_in_either_order_and_both_forms() {
 fn messages_quote_names_without_rust_debug_forms() {
     let fx = Fixture::new();
     let run = fx.cmd().args(["profile", "cookies", "nope"]).run();
-    let err = run.error("profile_not_found", 1);
-    let message = err["message"].as_str().unwrap();
+    let err = run.failure("profile_not_found", 1);
+    let message = err.message.as_str();
     assert!(message.contains("\"nope\""), "{message}");
     assert!(!message.contains("ProfileName"), "{message}");
 }

@@ -48,14 +48,14 @@ fn http_and_browser_project_the_same_content() {
             .args(["fetch", &url, "--render", "none"])
             .args(want)
             .run();
-        assert_eq!(http.result()["render"], "http");
+        assert_eq!(http.fetch().render, "http");
         let browser = fx
             .cmd()
             .args(["fetch", &url, "--endpoint-url", &host.endpoint])
             .args(["--render", "always", "--wait", "load"])
             .args(want)
             .run();
-        assert_eq!(browser.result()["render"], "browser");
+        assert_eq!(browser.fetch().render, "browser");
         let (http_md, http_json) = projections(&http);
         let (browser_md, browser_json) = projections(&browser);
         if page == "/conform/iframe" {

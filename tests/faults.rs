@@ -163,7 +163,7 @@ fn browser_killed_mid_fetch_is_relaunched() {
             "text",
         ])
         .run();
-    assert_eq!(run.result()["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
 }
 
 /// A driver killed mid-fetch leaves a tab it meant to close: the host closes it.

@@ -46,7 +46,7 @@ fn tab_under_auto_uses_that_tab() {
         .args(["fetch", &srv.url("/static")])
         .args(auth)
         .run();
-    assert_eq!(plain.result()["render"], "http", "{}", plain.context);
+    assert_eq!(plain.fetch().render, "http", "{}", plain.context);
 
     let run = fx
         .cmd()
@@ -159,14 +159,14 @@ fn inline_browser_options_are_refused_on_a_host() {
         .env("AFHTTP_BROWSER_BIN", CHROMIUM)
         .args(["fetch", &srv.url("/static"), "--endpoint-url", &endpoint])
         .run();
-    assert_eq!(run.result()["render"], "http", "{}", run.context);
+    assert_eq!(run.fetch().render, "http", "{}", run.context);
     // Nor is it refused with --render none.
     let run = fx
         .cmd()
         .env("AFHTTP_BROWSER_BIN", CHROMIUM)
         .args(["fetch", &srv.url("/static"), "--render", "none"])
         .run();
-    assert_eq!(run.result()["render"], "http", "{}", run.context);
+    assert_eq!(run.fetch().render, "http", "{}", run.context);
     fx.cmd()
         .args(["fetch", &srv.url("/static"), "--render", "none"])
         .args(["--browser-bin", CHROMIUM])

@@ -107,12 +107,12 @@ fn spa_shell_escalates_static_page_does_not() {
     let run = no_browser(&fx)
         .args(["fetch", &srv.url("/spa"), "--render", "none"])
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
 
     let run = no_browser(&fx)
         .args(["fetch", &srv.url("/static"), "--want", "content"])
         .run();
-    assert_eq!(run.result()["render"], "http");
+    assert_eq!(run.fetch().render, "http");
     assert_eq!(run.event["trace"]["render"]["decision"], "http_only");
 }
 
@@ -162,5 +162,5 @@ fn wall_status_with_html_escalates_under_auto() {
     let run = no_browser(&fx)
         .args(["fetch", &srv.url("/status/429/json")])
         .run();
-    assert_eq!(run.result()["status"], 429);
+    assert_eq!(run.fetch().status, 429);
 }

@@ -113,8 +113,8 @@ fn redirect_loop_is_an_error() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/redirect/loop")]).run();
-    let e = run.error("redirect_loop", 1);
-    assert_eq!(e["retryable"], false);
+    let e = run.failure("redirect_loop", 1);
+    assert_eq!(e.retryable, false);
 }
 
 #[test]
@@ -328,15 +328,13 @@ fn a_projection_from_a_cut_body_names_the_bytes_projected() {
         ])
         .args(["--want", "text,content"])
         .run();
-    let w = run.result()["warnings"].as_array().unwrap().clone();
+    let w = run.fetch().warnings;
     for artifact in ["text", "content"] {
-        let msg = w
+        let msg = &w
             .iter()
-            .find(|w| w["artifact"] == artifact && w["code"] == "network_body_truncated")
-            .unwrap_or_else(|| panic!("no truncation warning for {artifact}: {w:?}"))["message"]
-            .as_str()
-            .unwrap()
-            .to_string();
+            .find(|w| w.artifact.as_deref() == Some(artifact) && w.code == "network_body_truncated")
+            .unwrap_or_else(|| panic!("no truncation warning for {artifact}: {w:?}"))
+            .message;
         assert!(msg.contains("first 1000 bytes"), "{msg}");
     }
 }

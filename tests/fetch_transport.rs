@@ -24,8 +24,8 @@ fn slow_server_times_out_retryable_and_leaves_nothing() {
         ])
         .arg(&out)
         .run();
-    let e = run.error("navigation_timeout", 1);
-    assert_eq!(e["retryable"], true);
+    let e = run.failure("navigation_timeout", 1);
+    assert_eq!(e.retryable, true);
     assert!(
         t.elapsed() < Duration::from_secs(4),
         "the timeout bounds the whole attempt"
@@ -91,7 +91,7 @@ fn statuses_are_never_retried() {
             "none",
         ])
         .run();
-    assert_eq!(run.result()["status"], 503);
+    assert_eq!(run.fetch().status, 503);
     assert_eq!(srv.hits("/status/503"), 1);
 }
 
@@ -131,8 +131,8 @@ fn unresolvable_host_in_a_private_network() {
         .cmd_via(&["unshare", "-n"])
         .args(["fetch", "http://no-such-host.invalid/"])
         .run();
-    let e = run.error("dns_resolution_failed", 1);
-    assert_eq!(e["retryable"], true);
+    let e = run.failure("dns_resolution_failed", 1);
+    assert_eq!(e.retryable, true);
 }
 
 #[test]
@@ -140,22 +140,22 @@ fn tls_untrusted_then_ca_cert_then_insecure() {
     let fx = Fixture::new();
     let tls = TlsFixtureServer::start();
     let run = fx.cmd().args(["fetch", &tls.url("/echo")]).run();
-    let e = run.error("tls_error", 1);
-    assert_eq!(e["retryable"], false);
-    assert!(e["hint"].as_str().unwrap().contains("--ca-cert"));
+    let e = run.failure("tls_error", 1);
+    assert_eq!(e.retryable, false);
+    assert!(e.hint.as_deref().unwrap().contains("--ca-cert"));
 
     let run = fx
         .cmd()
         .args(["fetch", &tls.url("/echo"), "--ca-cert"])
         .arg(tls.ca_pem_path())
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
 
     let run = fx
         .cmd()
         .args(["fetch", &tls.url("/echo"), "--tls-insecure"])
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
 }
 
 #[test]
@@ -170,12 +170,9 @@ fn bad_ca_cert_file_is_invalid_argument() {
         .arg(&junk)
         .run();
     // The SDK names the field; the CLI adds the flag to the hint.
-    let e = run.error("invalid_argument", 1);
-    assert!(
-        e["message"].as_str().unwrap().starts_with("ca_cert "),
-        "{e}"
-    );
-    assert!(e["hint"].as_str().unwrap().contains("--ca-cert"), "{e}");
+    let e = run.failure("invalid_argument", 1);
+    assert!(e.message.as_str().starts_with("ca_cert "), "{e:?}");
+    assert!(e.hint.as_deref().unwrap().contains("--ca-cert"), "{e:?}");
 }
 
 #[test]
@@ -188,7 +185,7 @@ fn http_proxy_forwards_plain_and_tunnels_tls() {
         .cmd()
         .args(["fetch", &srv.url("/echo"), "--proxy-url", &proxy.url()])
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
     assert_eq!(proxy.requests(), 1);
 
     let run = fx
@@ -202,7 +199,7 @@ fn http_proxy_forwards_plain_and_tunnels_tls() {
         ])
         .arg(tls.ca_pem_path())
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
     assert_eq!(proxy.requests(), 2);
     assert!(proxy
         .seen_targets()
@@ -221,7 +218,7 @@ fn https_proxy_with_its_ca() {
         .arg("--ca-cert")
         .arg(proxy.ca_pem_path())
         .run();
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     assert_eq!(proxy.requests(), 1, "{:?}", proxy.seen_targets());
 
     // The proxy's certificate is checked like any other.
@@ -242,7 +239,7 @@ fn socks5_proxy() {
         .cmd()
         .args(["fetch", &srv.url("/echo"), "--proxy-url", &socks.url()])
         .run();
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
     assert_eq!(socks.connections(), 1);
 }
 
@@ -260,8 +257,8 @@ fn dead_proxy_is_target_unreachable_with_hint() {
             &format!("http://127.0.0.1:{port}"),
         ])
         .run();
-    let e = run.error("target_unreachable", 1);
-    assert!(e["hint"].as_str().unwrap_or("").contains("proxy"));
+    let e = run.failure("target_unreachable", 1);
+    assert!(e.hint.as_deref().unwrap_or("").contains("proxy"));
 }
 
 #[test]
@@ -366,6 +363,6 @@ fn tls_to_a_plain_http_server_is_tls_error_not_retryable() {
     let srv = FixtureServer::start();
     let url = srv.url("/static").replacen("http://", "https://", 1);
     let run = fx.cmd().args(["fetch", &url, "--render", "none"]).run();
-    let e = run.error("tls_error", 1);
-    assert_eq!(e["retryable"], false, "{e}");
+    let e = run.failure("tls_error", 1);
+    assert_eq!(e.retryable, false, "{e:?}");
 }

@@ -211,9 +211,9 @@ fn fleet_routes_profiles_isolates_ephemeral_fetches_and_fails_over() {
         .find(|n| afhttp::sdk::fleet::placement::owner(n, ["a", "b", "gone"]) == Some("gone"))
         .unwrap();
     let refused = fetch(&fx, &with_dead, &srv.url("/static"), &["--profile", &name]);
-    let e = refused.error("host_unreachable", 1);
-    assert_eq!(e["retryable"], true);
-    assert!(e["message"].as_str().unwrap().contains("gone"), "{e}");
+    let e = refused.failure("host_unreachable", 1);
+    assert_eq!(e.retryable, true);
+    assert!(e.message.as_str().contains("gone"), "{e:?}");
     // alpha is held by a live member: it still works with a member down.
     let held = fetch(
         &fx,
@@ -322,11 +322,8 @@ fn ephemeral_only_host_refuses_persistent_profiles() {
             "--no-cookie-jar",
         ])
         .run();
-    let e = direct.error("backend_unsupported", 1);
-    assert!(
-        e["message"].as_str().unwrap().contains("ephemeral-only"),
-        "{e}"
-    );
+    let e = direct.failure("backend_unsupported", 1);
+    assert!(e.message.as_str().contains("ephemeral-only"), "{e:?}");
     assert!(
         !names_under(data.path()).iter().any(|n| n == "alpha"),
         "a refused profile left a directory behind: {:?}",

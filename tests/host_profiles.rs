@@ -16,13 +16,10 @@ fn persistent_profile_is_locked_and_released() {
         .env("AFHTTP_NO_SANDBOX", "1")
         .args(["host", "--listen", "tcp:127.0.0.1:0", "--profile", "work"])
         .run();
-    let e = run.error("profile_locked", 1);
+    let e = run.failure("profile_locked", 1);
     assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains(&first.child.id().to_string()),
-        "{e}"
+        e.message.as_str().contains(&first.child.id().to_string()),
+        "{e:?}"
     );
     let status = fx.cmd().args(["profile", "lock-status", "work"]).run();
     assert_eq!(status.result()["locked"], true);

@@ -2,8 +2,6 @@
 //! service's `/health` and `/capabilities` (plain and over TLS), an untrusted certificate,
 //! and a TLS endpoint pointed at a plain-HTTP port. No browser.
 
-use serde_json::Value;
-
 use crate::support::{Fixture, FixtureServer, Run, TlsFixtureServer};
 
 /// `afhttp <command> --endpoint-url <endpoint>` plus `extra`, with `env`.
@@ -76,8 +74,8 @@ fn tls_endpoints_verify_the_certificate() {
 
     // Not trusted: tls_error, not retried, and nothing reached the route.
     let run = driver(&fx, "health", &endpoint, &[], &[]);
-    let e = run.error("tls_error", 1);
-    assert_eq!(e["retryable"], Value::Bool(false), "{}", run.context);
+    let e = run.failure("tls_error", 1);
+    assert_eq!(e.retryable, false, "{}", run.context);
     assert!(
         message(&run).contains("TLS with the host"),
         "{}",
@@ -134,7 +132,7 @@ fn a_closed_port_is_host_unreachable() {
             &[],
             &[],
         );
-        let e = run.error("host_unreachable", 1);
-        assert_eq!(e["retryable"], Value::Bool(true), "{}", run.context);
+        let e = run.failure("host_unreachable", 1);
+        assert_eq!(e.retryable, true, "{}", run.context);
     }
 }

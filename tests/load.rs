@@ -79,7 +79,7 @@ fn a_full_client_cap_answers_host_busy_and_nothing_hangs() {
         .args(["fetch", &srv.url("/static"), "--endpoint-url", &ep])
         .args(["--render", "always", "--want", "text"])
         .run();
-    assert_eq!(again.result()["status"], 200, "{}", again.context);
+    assert_eq!(again.fetch().status, 200, "{}", again.context);
 }
 
 #[test]

@@ -53,12 +53,7 @@ fn one<'a>(net: &'a Value, suffix: &str) -> &'a Value {
 }
 
 fn warning_codes(run: &Run) -> Vec<String> {
-    run.result()["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
+    crate::support::warning_codes(run.result())
 }
 
 fn read(out: &Path, rel: &Value) -> Vec<u8> {
@@ -71,7 +66,7 @@ fn redirect_chain_is_three_linked_entries() {
     let srv = FixtureServer::start();
     let (run, net, _) = fetch(&fx, &srv.url("/net/redirect/a"), &[]);
     assert_eq!(run.result()["redirects"], 2);
-    assert_eq!(run.result()["final_url"], srv.url("/net/redirect/final"));
+    assert_eq!(run.fetch().final_url, srv.url("/net/redirect/final"));
     let docs: Vec<&Value> = entries(&net)
         .iter()
         .filter(|e| e["resource_type"] == "Document")
@@ -371,13 +366,13 @@ fn a_15_mb_binary_xhr_body_is_cut_at_the_cap() {
         .unwrap();
     assert_eq!(bytes.len(), cap);
     assert!(bytes.iter().all(|&b| b == 0xff));
-    let w = run.result()["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == "network_body_truncated")
+    let w = run
+        .fetch()
+        .warnings
+        .into_iter()
+        .find(|w| w.code == "network_body_truncated")
         .unwrap_or_else(|| panic!("no truncation warning\n{}", run.context));
-    assert_eq!(w["artifact"], "network");
+    assert_eq!(w.artifact.as_deref(), Some("network"));
 }
 
 #[test]

@@ -76,7 +76,7 @@ fn observe_any(url: &str) -> Obs {
         ])
         .arg(&out)
         .run();
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let bytes = std::fs::read(run.artifact_path("observation_file")).unwrap();
     let doc: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(doc["schema_version"], 1, "{doc:#}");

@@ -95,10 +95,6 @@ fn want_pdf_is_refused_without_a_browser() {
             "pdf",
         ])
         .run();
-    let e = run.error("invalid_argument", 1);
-    assert!(
-        e["message"].as_str().unwrap_or_default().contains("pdf"),
-        "{}",
-        run.context
-    );
+    let e = run.failure("invalid_argument", 1);
+    assert!(e.message.as_str().contains("pdf"), "{}", run.context);
 }

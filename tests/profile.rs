@@ -129,8 +129,8 @@ fn info_and_lock_status() {
     // The same name under two backends needs --backend.
     profile_dir(&fx, "chromium", "work");
     let run = fx.cmd().args(["profile", "info", "work"]).run();
-    let e = run.error("invalid_argument", 1);
-    assert!(e["message"].as_str().unwrap().contains("brave"));
+    let e = run.failure("invalid_argument", 1);
+    assert!(e.message.as_str().contains("brave"));
     let run = fx
         .cmd()
         .args(["profile", "info", "work", "--backend", "chromium"])

@@ -17,7 +17,7 @@ fn profile_fetches_keep_the_profiles_own_jar() {
     };
 
     let run = fetch(&srv.url("/cookies/set?session=s1"), &[]);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     let jar_file = run.event["trace"]["cookie_jar_file"]
         .as_str()
         .unwrap_or_else(|| panic!("no implicit jar: {}", run.context))
@@ -40,7 +40,7 @@ fn profile_fetches_keep_the_profiles_own_jar() {
 
     // --no-cookie-jar uses none, not even the implicit one.
     let run = fetch(&srv.url("/cookies/set?other=o1"), &["--no-cookie-jar"]);
-    assert_eq!(run.result()["status"], 200, "{}", run.context);
+    assert_eq!(run.fetch().status, 200, "{}", run.context);
     assert!(
         run.event["trace"]["cookie_jar_file"].is_null(),
         "{}",

@@ -28,7 +28,7 @@ fn request_resent_only_when_the_browser_sent_it_again() {
         .env("AFHTTP_NO_SANDBOX", "1")
         .args(["fetch", &srv.url("/spa")])
         .run();
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let render = &run.event["trace"]["render"];
     assert_eq!(render["request_resent"], true, "{render}");
     assert_eq!(render["non_idempotent_resent"], false, "{render}");
@@ -44,7 +44,7 @@ fn request_resent_only_when_the_browser_sent_it_again() {
         .env("AFHTTP_NO_SANDBOX", "1")
         .args(["fetch", &srv.url("/static"), "--render", "always"])
         .run();
-    assert_eq!(run.result()["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(run.event["trace"]["render"]["request_resent"], false);
     assert_eq!(srv.hits("/static"), 1);
 }

@@ -49,7 +49,7 @@ fn chromium_sandbox_is_on_for_an_unprivileged_native_host() {
         .args(["--want", "rendered_html,screenshot"])
         .args(host.auth())
         .run();
-    assert_eq!(f.result()["status"], 200, "{}", f.context);
+    assert_eq!(f.fetch().status, 200, "{}", f.context);
     let renderers: Vec<u32> = descendants(host.child.id())
         .into_iter()
         .filter(|p| cmdline(*p).contains("--type=renderer"))

@@ -82,10 +82,7 @@ fn screenshot_options_are_checked() {
         ),
     ] {
         let run = fx.cmd().args(["fetch", &url]).args(args).run();
-        let e = run.error("invalid_argument", 1);
-        assert!(
-            e["message"].as_str().unwrap().contains(field),
-            "{args:?}: {e}"
-        );
+        let e = run.failure("invalid_argument", 1);
+        assert!(e.message.as_str().contains(field), "{args:?}: {e}");
     }
 }

@@ -300,7 +300,7 @@ fn novnc_panel_shows_and_drives_the_host_browser() {
         ])
         .args(auth)
         .run();
-    assert_eq!(fetched.result()["status"], 200, "{}", fetched.context);
+    assert_eq!(fetched.fetch().status, 200, "{}", fetched.context);
 
     // SIGTERM during a fetch: exit 0 within 10 s, the fetch ends with an error event, and
     // nothing of the tree is left.
@@ -421,6 +421,8 @@ fn state_of(pid: u32) -> Option<char> {
 #[test]
 fn as_pid1_the_host_reaps_orphans_and_forwards_sigterm() {
     use std::io::BufRead;
+    // Its host starts a Chromium, outside HostProc.
+    let _one = crate::support::chromium::lock();
     let fx = Fixture::new();
     let mut child = fx
         .isolated("unshare")

@@ -192,7 +192,7 @@ pub(super) fn read_only_root_still_works(fx: &Fixture, engine: &Engine, server: 
         .args(["--want", "body,screenshot", "--timeout-ms", "60000"])
         .args(auth)
         .run();
-    assert_eq!(f.result()["status"], 200, "{}", f.context);
+    assert_eq!(f.fetch().status, 200, "{}", f.context);
     assert!(
         std::fs::metadata(f.artifact_path("screenshot_file"))
             .unwrap()

@@ -147,11 +147,11 @@ fn container_lifecycle_with_discovery_and_persistent_profile() {
     let server = FixtureServer::start_on(&engine.bridge_gateway());
     let set = server.url("/cookies/set-raw?h=keep%3Dyes%3B%20Path%3D%2F%3B%20Max-Age%3D86400");
     let f = fetch_in_profile(&fx, &engine, &set);
-    assert_eq!(f.result()["status"], 200, "{}", f.context);
+    assert_eq!(f.fetch().status, 200, "{}", f.context);
     let echo = server.url("/cookies/echo");
     let seen = |fx: &Fixture| -> String {
         let f = fetch_in_profile(fx, &engine, &echo);
-        assert_eq!(f.result()["status"], 200, "{}", f.context);
+        assert_eq!(f.fetch().status, 200, "{}", f.context);
         f.artifact_text("body_file")
     };
     assert!(seen(&fx).contains("keep=yes"));

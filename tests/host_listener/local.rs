@@ -50,8 +50,8 @@ fn tokenless_loopback_refuses_rebinding_hosts() {
         })
         .await
         .unwrap();
-        let err = ready.error("cdp_unavailable", 1);
-        assert_eq!(err["retryable"], true, "{}", ready.context);
+        let err = ready.failure("cdp_unavailable", 1);
+        assert_eq!(err.retryable, true, "{}", ready.context);
         assert_eq!(plain.result()["status"], "starting", "{}", plain.context);
     });
 }

@@ -44,7 +44,7 @@ fn with_the_policy_metadata_is_refused_and_loopback_fixtures_work() {
     assert_eq!(h.ready["egress"]["enforced"], true, "{}", h.ready);
     assert_eq!(h.ready["egress"]["policy"], "deny_link_local");
     let ok = fetch(&fx, &h, &srv.url("/static"), &[]);
-    assert_eq!(ok.result()["status"], 200);
+    assert_eq!(ok.fetch().status, 200);
     assert_eq!(srv.hits("/static"), 1);
     for url in [
         "http://169.254.169.254/latest/meta-data/",
@@ -124,7 +124,7 @@ fn deny_private_networks_refuses_loopback_for_pages_and_their_requests() {
         &["--deny-private-networks", "--egress-allow", "127.0.0.0/8"],
     );
     let run = fetch(&fx, &h3, &page, &["--evaluate-after-wait", &probe]);
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
     assert_eq!(srv.hits("/echo"), 1, "{}", run.context);
 }
 
@@ -193,7 +193,7 @@ fn the_policy_is_checked_before_chaining_to_the_proxy_url() {
         let h = host(&fx, &["--egress-policy", "--proxy-url", &proxy]);
         let before = seen().len();
         let run = fetch(&fx, &h, &srv.url("/static"), &[]);
-        assert_eq!(run.result()["status"], 200, "{proxy}");
+        assert_eq!(run.fetch().status, 200, "{proxy}");
         assert!(
             seen().len() > before,
             "{proxy}: the fetch went through the upstream"
@@ -222,7 +222,7 @@ fn fetch_takes_the_same_policy_on_its_http_step_through_a_redirect() {
             .run()
     };
     // Off unless asked for: the CLI is the user's own hand.
-    assert_eq!(fetch(&[]).result()["status"], 200);
+    assert_eq!(fetch(&[]).fetch().status, 200);
     assert_eq!(private.hits("/static"), 1);
     let run = fetch(&["--deny-private-networks", "--egress-allow", "127.0.0.1"]);
     let e = run.error("egress_denied", 1);

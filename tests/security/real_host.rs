@@ -207,7 +207,7 @@ fn browser_flags_and_environment_never_come_from_a_remote_request() {
         .args(["--render", "always", "--method", "POST", "--data", &body])
         .env("AFHTTP_TOKEN_SECRET", TOKEN)
         .run();
-    assert_eq!(fetch.result()["status"], 200, "{}", fetch.context);
+    assert_eq!(fetch.fetch().status, 200, "{}", fetch.context);
     let seen = srv.last_request("/echo").unwrap();
     assert!(!seen.header("user-agent").unwrap_or("").contains(canary));
     // The switch relaunches the browser: wait until it runs again.

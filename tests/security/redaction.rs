@@ -59,7 +59,7 @@ fn credential_headers_and_userinfo_passwords_are_redacted_on_both_paths() {
     );
     for render in ["none", "always"] {
         let (run, raw) = fetch(&fx, &url, render, &[]);
-        assert_eq!(run.result()["status"], 200, "{}", run.context);
+        assert_eq!(run.fetch().status, 200, "{}", run.context);
         for secret in SECRETS {
             assert!(!raw.contains(secret), "{render}: {secret} in network.json");
         }
@@ -117,7 +117,7 @@ fn proxy_authorization_is_redacted_by_name() {
         &["--header", "Proxy-Authorization: Basic proxy-secret-6"],
     );
     assert!(!raw.contains("proxy-secret-6"));
-    assert_eq!(run.result()["status"], 200);
+    assert_eq!(run.fetch().status, 200);
     let net: Value = serde_json::from_str(&raw).unwrap();
     let doc = document(&net, "/echo");
     assert_eq!(

@@ -63,7 +63,7 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
         .env("AFHTTP_TOKEN_SECRET", token)
         .env("AFHTTP_LOG", "debug")
         .run();
-    assert_eq!(fetch.result()["status"], 200, "{}", fetch.context);
+    assert_eq!(fetch.fetch().status, 200, "{}", fetch.context);
     let panel = fx
         .cmd()
         .args(["panel", "--endpoint-url", &endpoint])

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::deadline::{collect_within, RUN_DEADLINE};
+use super::events::{decode, ErrorBody, FetchResult};
 
 /// An isolated environment: its own HOME, XDG_DATA_HOME and TMPDIR under one temp dir.
 pub struct Fixture {
@@ -224,36 +225,38 @@ impl Run {
         serde_json::from_slice(&std::fs::read(self.artifact_path(key)).unwrap()).unwrap()
     }
 
+    /// A successful `fetch` run's result, typed.
+    pub fn fetch(&self) -> FetchResult {
+        let r: FetchResult = decode(self.result());
+        assert_eq!(r.code, "fetch", "{}", self.context);
+        r
+    }
+
     /// Assert an `error` event with `code` and exit `status`; return `error`.
     pub fn error(&self, code: &str, status: i32) -> &Value {
+        self.failure(code, status);
+        &self.event["error"]
+    }
+
+    /// Assert an `error` event with `code` and exit `status`; return `error`, typed.
+    pub fn failure(&self, code: &str, status: i32) -> ErrorBody {
         assert_eq!(
             self.event["kind"], "error",
             "expected an error\n{}",
             self.context
         );
-        assert_eq!(self.event["error"]["code"], code, "{}", self.context);
+        let e: ErrorBody = decode(&self.event["error"]);
+        assert_eq!(e.code, code, "{}", self.context);
         assert_eq!(self.status, status, "{}", self.context);
-        assert!(
-            self.event["error"]["message"].is_string(),
-            "{}",
-            self.context
-        );
-        assert!(
-            self.event["error"]["retryable"].is_boolean(),
-            "{}",
-            self.context
-        );
-        for field in ["message", "hint"] {
-            if let Some(text) = self.event["error"][field].as_str() {
-                assert!(
-                    rust_debug_form(text).is_none(),
-                    "the {field} shows a Rust Debug form {:?}\n{}",
-                    rust_debug_form(text),
+        for (field, text) in [("message", Some(&e.message)), ("hint", e.hint.as_ref())] {
+            if let Some(debug) = text.and_then(|t| rust_debug_form(t)) {
+                panic!(
+                    "the {field} shows a Rust Debug form {debug:?}\n{}",
                     self.context
                 );
             }
         }
-        &self.event["error"]
+        e
     }
 }
 

@@ -6,6 +6,7 @@ pub mod content;
 pub mod deadline;
 pub mod docker;
 pub mod documents;
+pub mod events;
 pub mod fake_engine;
 pub mod hang;
 pub mod host;

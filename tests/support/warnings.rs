@@ -3,26 +3,25 @@
 
 use serde_json::Value;
 
+use super::events::{decode, Warning};
+
 /// The codes of `r["warnings"]`, in order.
 pub fn warning_codes(r: &Value) -> Vec<String> {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
+    warnings(r).into_iter().map(|w| w.code).collect()
 }
 
 /// The message of the warning with `code`; panics (naming the event) when there is none.
 pub fn warning(r: &Value, code: &str) -> String {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == code)
-        .and_then(|w| w["message"].as_str())
+    warnings(r)
+        .into_iter()
+        .find(|w| w.code == code)
         .unwrap_or_else(|| panic!("no {code} warning: {r}"))
-        .to_string()
+        .message
+}
+
+/// `r["warnings"]`, typed.
+fn warnings(r: &Value) -> Vec<Warning> {
+    decode(&r["warnings"])
 }
 
 /// The `code` of a JSON error body (a listener's refusal: `{"code": …, "message": …}`); ""
