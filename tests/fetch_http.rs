@@ -114,7 +114,7 @@ fn redirect_loop_is_an_error() {
     let srv = FixtureServer::start();
     let run = fx.cmd().args(["fetch", &srv.url("/redirect/loop")]).run();
     let e = run.failure("redirect_loop", 1);
-    assert_eq!(e.retryable, false);
+    assert!(!e.retryable);
 }
 
 #[test]

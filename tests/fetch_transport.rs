@@ -25,7 +25,7 @@ fn slow_server_times_out_retryable_and_leaves_nothing() {
         .arg(&out)
         .run();
     let e = run.failure("navigation_timeout", 1);
-    assert_eq!(e.retryable, true);
+    assert!(e.retryable);
     assert!(
         t.elapsed() < Duration::from_secs(4),
         "the timeout bounds the whole attempt"
@@ -132,7 +132,7 @@ fn unresolvable_host_in_a_private_network() {
         .args(["fetch", "http://no-such-host.invalid/"])
         .run();
     let e = run.failure("dns_resolution_failed", 1);
-    assert_eq!(e.retryable, true);
+    assert!(e.retryable);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn tls_untrusted_then_ca_cert_then_insecure() {
     let tls = TlsFixtureServer::start();
     let run = fx.cmd().args(["fetch", &tls.url("/echo")]).run();
     let e = run.failure("tls_error", 1);
-    assert_eq!(e.retryable, false);
+    assert!(!e.retryable);
     assert!(e.hint.as_deref().unwrap().contains("--ca-cert"));
 
     let run = fx
@@ -364,5 +364,5 @@ fn tls_to_a_plain_http_server_is_tls_error_not_retryable() {
     let url = srv.url("/static").replacen("http://", "https://", 1);
     let run = fx.cmd().args(["fetch", &url, "--render", "none"]).run();
     let e = run.failure("tls_error", 1);
-    assert_eq!(e.retryable, false, "{e:?}");
+    assert!(!e.retryable, "{e:?}");
 }

@@ -212,7 +212,7 @@ fn fleet_routes_profiles_isolates_ephemeral_fetches_and_fails_over() {
         .unwrap();
     let refused = fetch(&fx, &with_dead, &srv.url("/static"), &["--profile", &name]);
     let e = refused.failure("host_unreachable", 1);
-    assert_eq!(e.retryable, true);
+    assert!(e.retryable);
     assert!(e.message.as_str().contains("gone"), "{e:?}");
     // alpha is held by a live member: it still works with a member down.
     let held = fetch(
