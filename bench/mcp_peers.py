@@ -5,7 +5,8 @@ in o200k_base tokens, and how much of the page's main text that carries.
 Servers, each driven over stdio by the official Python MCP client (`mcp`) in one run, page by
 page in turn, against the corpus pages served from 127.0.0.1 (bench/corpus_words.py):
 - `afhttp` -- `afhttp mcp`, tool `fetch {url}` (default render auto): the first answer's text
-  is counted (what a continuation would add is recorded beside it: the rest of content.md);
+  is counted (what a continuation would add is recorded beside it: the rest of the file its
+  cut line pages, from the offset that line gives);
 - `baseline` -- the same with --baseline-afhttp (an older binary, for before/after);
 - `afhttp-browser` -- `fetch {url, render: always}` (opt in with --servers);
 - `fetch` -- the MCP project's reference server `mcp-server-fetch` (PyPI, pinned in
@@ -15,7 +16,8 @@ page in turn, against the corpus pages served from 127.0.0.1 (bench/corpus_words
 
 Tokens: js-tiktoken's bundled o200k_base (bench/tokens.py). Recall: words of 4+ letters of
 expected.html found in the text the model read (bench/corpus_words.py). Also checks afhttp's
-own token estimate (bytes / 4, `--text-budget-tokens`) against the tokenizer.
+own count of its answer (`_meta` `afhttp/text_tokens`, what `--text-budget-tokens` counts;
+bytes / 4 for an older binary) against the tokenizer.
 
 All of it runs in a private network namespace (bench/netns_world.py, third parties refused),
 so nothing leaves loopback even when a fetch escalates to a browser.
@@ -61,7 +63,7 @@ BROWSER_PEERS = {
                         ("navigate_page", "url", {"type": "url", "pageId": 1}), ("take_snapshot", {"pageId": 1})),
 }
 CONTINUE_RE = re.compile(r"Call the fetch tool with a start_index of (\d+)")
-AFHTTP_CUT_RE = re.compile(r"--- cut at the text budget after (\d+) of (\d+) bytes")
+AFHTTP_CUT_RE = re.compile(r"--- cut at the text budget after \d+ of \d+ bytes; read on with read_artifact (\{.*?\}) ---")
 
 
 def args_of(argv):
@@ -137,22 +139,33 @@ async def afhttp_page(session, url, extra, page, counter, timeout):
     res, ms = await call(session, {"url": url, **extra}, timeout)
     text, links, images = texts_of(res)
     rec = {"wall_ms": ms, "calls": 1, "error": bool(res.is_error)}
-    rec.update(first_chars=len(text), first_bytes=len(text.encode()), first_tokens=counter.count(text),
-               tokens=counter.count(text), chars=len(text), recall=page.recall(text),
+    real = counter.count(text)
+    # afhttp's own count of the text (o200k_base, tiktoken-rs), reported in _meta since the
+    # lean answer; an older binary has none and counted bytes / 4.
+    meta = getattr(res, "meta", None) or {}
+    own = meta.get("afhttp/text_tokens")
+    rec.update(first_chars=len(text), first_bytes=len(text.encode()), first_tokens=real,
+               tokens=real, chars=len(text), recall=page.recall(text),
                link_tokens=counter.count(links) if links else 0, images=images,
-               estimate=len(text.encode()) / 4,
-               url_tokens=counter.count(text) - counter.count(cw.PATHLIKE_RE.sub("", cw.URL_RE.sub("", text))))
+               estimate=own if own is not None else len(text.encode()) / 4,
+               estimator="afhttp _meta (o200k_base, tiktoken-rs)" if own is not None else "bytes / 4",
+               folds=text.count("[folded "),
+               url_tokens=real - counter.count(cw.PATHLIKE_RE.sub("", cw.URL_RE.sub("", text))))
+    # What reading on would add: the rest of the file the cut line pages, from its offset.
+    cut = AFHTTP_CUT_RE.search(text)
+    rec["cut"] = bool(cut)
     sc = res.structured_content or {}
-    content_file = ((sc.get("result") or {}) if isinstance(sc, dict) else {}).get("content_file")
-    if content_file and os.path.exists(content_file):
-        whole = cw.read_text(content_file)
-        rec.update(content_bytes=len(whole.encode()), content_tokens=counter.count(whole),
-                   content_estimate=len(whole.encode()) / 4, content_recall=page.recall(whole))
-        cut = AFHTTP_CUT_RE.search(text)
-        rec["cut"] = bool(cut)
+    result = (sc.get("result") or {}) if isinstance(sc, dict) else {}
+    paged = json.loads(cut.group(1))["path"] if cut else (result.get("lean_file") or result.get("content_file"))
+    if paged and os.path.exists(paged):
+        whole = cw.read_text(paged)
+        rec.update(whole_file=os.path.basename(paged), whole_tokens=counter.count(whole),
+                   whole_recall=page.recall(whole))
         if cut:
-            rest = whole.encode()[int(cut.group(1)):].decode("utf-8", "replace")
+            offset = json.loads(cut.group(1))["offset"]
+            rest = whole.encode()[offset:].decode("utf-8", "replace")
             rec["continuation_tokens"] = counter.count(rest)
+            rec["read_all_recall"] = page.recall(text + "\n" + rest)
     return rec
 
 
@@ -291,29 +304,41 @@ def server_rows(data):
 
 
 def estimator_lines(data, server):
-    """afhttp's bytes/4 estimate against o200k on the first answers and on whole content.md."""
+    """afhttp's own count of its first answers (what --text-budget-tokens counts: o200k_base
+    through tiktoken-rs, reported in the result's _meta; bytes / 4 for a binary without it)
+    against js-tiktoken's o200k_base."""
+    recs = [r for r in data["records"] if r["server"] == server and r.get("first_tokens") and r.get("estimate") is not None]
+    if not recs:
+        return []
     out = []
-    for label, est, real, size in (("first answer", "estimate", "first_tokens", "first_bytes"),
-                                   ("whole content.md", "content_estimate", "content_tokens", "content_bytes")):
-        recs = [r for r in data["records"] if r["server"] == server and r.get(real) and r.get(est) is not None]
-        if not recs:
-            continue
-        ratios = sorted(((r[est] / r[real], r) for r in recs), key=lambda x: x[0])
+    for label in sorted({r.get("estimator", "bytes / 4") for r in recs}):
+        group = [r for r in recs if r.get("estimator", "bytes / 4") == label]
+        ratios = sorted(((r["estimate"] / r["first_tokens"], r) for r in group), key=lambda x: x[0])
         under = [x for x in ratios if x[0] < 1]
+        exact = sum(r["estimate"] == r["first_tokens"] for r in group)
         worst_ratio, worst = ratios[0]
-        min_bpt = min(r[size] / r[real] for r in recs)
-        out.append(f"| {server} | {label} | {len(recs)} | {ratios[0][0]:.2f} | {cw.quantile([x[0] for x in ratios], 0.1):.2f} | "
-                   f"{statistics.median(x[0] for x in ratios):.2f} | {ratios[-1][0]:.2f} | {len(under)} | "
-                   f"{worst['page']}: {worst[est]:,.0f} est. vs {worst[real]:,} real ({(1 - worst_ratio) * 100:.0f}% under) | "
-                   f"{min_bpt:.2f} |")
+        worst_text = (f"{worst['page']}: {worst['estimate']:,.0f} counted vs {worst['first_tokens']:,} real "
+                      f"({(1 - worst_ratio) * 100:.0f}% under)") if under else "none"
+        out.append(f"| {server} | {label} | {len(group)} | {ratios[0][0]:.2f} | "
+                   f"{statistics.median(x[0] for x in ratios):.2f} | {ratios[-1][0]:.2f} | {exact} | {len(under)} | {worst_text} |")
     return out
+
+
+def versus(data, server, peer="fetch"):
+    """Pages where `server`'s recall per 1,000 tokens is at least `peer`'s (both answered)."""
+    by = {}
+    for r in data["records"]:
+        if r.get("tokens") and r.get("recall") is not None:
+            by.setdefault(r["page"], {})[r["server"]] = r["recall"] / (r["tokens"] / 1000)
+    both = [v for v in by.values() if server in v and peer in v]
+    return sum(v[server] >= v[peer] for v in both), len(both)
 
 
 def write_outputs(data, stamp):
     recs = data["records"]
     cols = ["page", "server", "error", "calls", "wall_ms", "tokens", "chars", "recall", "first_tokens", "first_chars",
-            "estimate", "url_tokens", "cut", "continuation_tokens", "content_tokens", "content_recall", "link_tokens", "images",
-            "failure"]
+            "estimate", "estimator", "url_tokens", "folds", "cut", "continuation_tokens", "read_all_recall", "whole_file",
+            "whole_tokens", "whole_recall", "link_tokens", "images", "failure"]
     with open(os.path.join(ROOT, "bench", "mcp-peers.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -330,11 +355,25 @@ def write_outputs(data, stamp):
         if s in ("afhttp", "baseline", "afhttp-browser"):
             est += estimator_lines(data, s)
     cont = [r for r in recs if r["server"] == "afhttp" and r.get("cut")]
-    cont_line = (f"{len(cont)} of {sum(r['server'] == 'afhttp' for r in recs)} first answers of `afhttp` were cut at the "
-                 f"budget; reading on would add a median of {fmt(q([r.get('continuation_tokens') for r in cont], 0.5))} "
-                 f"tokens (max {fmt(max((r.get('continuation_tokens') or 0) for r in cont))}), and whole content.md reaches "
-                 f"recall ≥ 0.9 on {sum((r.get('content_recall') or 0) >= 0.9 for r in recs if r['server'] == 'afhttp')} pages."
-                 if cont else "No first answer of `afhttp` was cut at the budget.")
+    mine = [r for r in recs if r["server"] == "afhttp"]
+    cont_line = (f"{len(cont)} of {len(mine)} first answers of `afhttp` were cut at the budget; reading on (the rest of "
+                 f"the file the cut line pages, from its offset) would add a median of "
+                 f"{fmt(q([r.get('continuation_tokens') for r in cont], 0.5))} tokens (max "
+                 f"{fmt(max((r.get('continuation_tokens') or 0) for r in cont))}), and with it recall ≥ 0.9 is reached on "
+                 f"{sum(((r.get('read_all_recall') if r.get('cut') else r.get('recall')) or 0) >= 0.9 for r in mine)} of "
+                 f"{len(mine)} pages." if cont else "No first answer of `afhttp` was cut at the budget.")
+    folds = [r.get("folds") or 0 for r in mine]
+    if any(folds):
+        cont_line += (f" {sum(f > 0 for f in folds)} first answers of `afhttp` folded blocks ({sum(folds)} fold lines; "
+                      f"each names its lines of content.md).")
+    vs = []
+    for name in data["servers"]:
+        if name != "fetch" and "fetch" in data["servers"]:
+            n, of = versus(data, name)
+            vs.append(f"`{name}` {n} of {of}")
+    if vs:
+        cont_line += ("\n\nPages where the recall per 1,000 tokens is at least `fetch`'s (read to the end): "
+                      + ", ".join(vs) + ".")
     failures = []
     for name in data["servers"]:
         bad = [r for r in recs if r["server"] == name and r.get("error")]
@@ -373,12 +412,12 @@ Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus
 
 {fail_text}
 
-afhttp's token estimate (bytes / 4, what `--text-budget-tokens` counts) against o200k_base, per page (ratio = estimate / real;
-below 1 undercounts; the last column is the smallest bytes per real token seen, so `bytes / N` with N at most that never
-undercounted here):
+afhttp's own count of its first answer (what `--text-budget-tokens` counts; `_meta` `afhttp/text_tokens`, o200k_base
+through tiktoken-rs, since the lean answer; bytes / 4 for an older binary) against js-tiktoken's o200k_base, per page
+(ratio = counted / real; below 1 undercounts):
 
-| server | text | pages | min ratio | p10 | median | max | pages undercounted | worst undercount | min bytes per token |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| server | counter | pages | min ratio | median | max | pages exact | pages undercounted | worst undercount |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {chr(10).join(est)}
 
 Page by page: `bench/mcp-peers.csv`; everything: `bench/runs/{stamp}-mcp-peers.json`.

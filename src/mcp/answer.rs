@@ -15,7 +15,9 @@ use crate::sdk::fetch::FetchOutcome;
 const CLOSING_SLACK_TOKENS: usize = 24;
 
 /// The answer's text: `notes` (such as the screenshot's line) go in the head, which is never
-/// cut; the page's text fills what the budget leaves.
+/// cut; the page's text fills what the budget leaves. The text names a path only where the
+/// model needs one to act (resolving a link, opening a fold, reading on, the network log);
+/// every artifact's path is in `structuredContent` and its `resource_link` anyway.
 pub fn text(outcome: &FetchOutcome, event: &Event, budget: Budget, notes: &[String]) -> String {
     let mut head = head(outcome, event);
     for n in notes {
@@ -25,24 +27,20 @@ pub fn text(outcome: &FetchOutcome, event: &Event, budget: Budget, notes: &[Stri
         .into_iter()
         .find_map(|a| outcome.file(a).map(|p| (a, p)));
     let Some((artifact, path)) = quoted else {
-        head.push_str(
-            "no lean.md or content.md was written (want did not include lean or content)\n",
-        );
+        head.push_str(&format!(
+            "no lean.md or content.md was written (want did not include lean or content); \
+             artifacts in {}\n",
+            outcome.out_dir.display()
+        ));
         return cut(&head, budget);
     };
-    if artifact == Artifact::Lean {
-        if let Some(line) = links_line(outcome) {
-            head.push_str(&line);
-        }
-    }
     let page = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {
-            head.push_str(&format!("{} could not be read: {e}\n", file_name(path)));
+            head.push_str(&format!("{} could not be read: {e}\n", path.display()));
             return cut(&head, budget);
         }
     };
-    let header = format!("--- {} ({} bytes) ---\n", file_name(path), page.len());
     let closing = |shown: usize| {
         format!(
             "\n--- cut at the text budget after {shown} of {} bytes; read on with read_artifact \
@@ -52,9 +50,23 @@ pub fn text(outcome: &FetchOutcome, event: &Event, budget: Budget, notes: &[Stri
         )
     };
     let first_line = head.lines().next().unwrap_or_default().to_string();
-    let mut out = head;
-    out.push_str(&header);
-    let room = budget.less(&out).less(&closing(page.len()));
+    // The keys to the page's references, for as much of it as is shown.
+    let keys = |shown: &str| {
+        if artifact == Artifact::Lean {
+            keys(outcome, shown)
+        } else {
+            String::new()
+        }
+    };
+    let header = format!("--- {} ---\n", file_name(path));
+    let whole = format!("{head}{}{header}{page}", keys(&page));
+    if budget.fits(&whole) {
+        return whole;
+    }
+    // Room for the page once the head, every key and the closing line are written.
+    let room = budget
+        .less(&format!("{head}{}{header}", keys("[0] [folded ")))
+        .less(&closing(page.len()));
     if room.tokens <= CLOSING_SLACK_TOKENS || room.chars == 0 {
         // A budget too small for the head: the status line, the notes and how to read on.
         return cut(
@@ -66,29 +78,27 @@ pub fn text(outcome: &FetchOutcome, event: &Event, budget: Budget, notes: &[Stri
         tokens: room.tokens - CLOSING_SLACK_TOKENS,
         ..room
     };
-    let shown = if budget.less(&out).fits(&page) {
-        page.len()
-    } else {
-        room.fit(&page)
-    };
-    out.push_str(&page[..shown]);
-    if shown < page.len() {
-        out.push_str(&closing(shown));
-    }
+    let shown = &page[..room.fit(&page)];
+    let out = format!(
+        "{head}{}{header}{shown}{}",
+        keys(shown),
+        closing(shown.len())
+    );
     cut(&out, budget)
 }
 
-/// Status, final URL, page kind, warnings, next_action, where the artifacts are, and the
-/// network's counts when the fetch wrote `network.json` (a browser fetch).
+/// Status, the final URL when it is not the one asked for, page kind, warnings,
+/// next_action, and the network's counts when the fetch wrote `network.json` (a browser
+/// fetch).
 fn head(outcome: &FetchOutcome, event: &Event) -> String {
     let v = event.to_json(false);
     let r = &v["result"];
-    let mut head = format!(
-        "fetch {} {} (render {}",
-        outcome.status,
-        r["final_url"].as_str().unwrap_or(&outcome.final_url),
-        outcome.render_used
-    );
+    let final_url = r["final_url"].as_str().unwrap_or(&outcome.final_url);
+    let mut head = format!("fetch {}", outcome.status);
+    if final_url != outcome.url {
+        head.push_str(&format!(" {final_url}"));
+    }
+    head.push_str(&format!(" (render {}", outcome.render_used));
     if let Some(kind) = r.get("page_kind").filter(|k| !k.is_null()) {
         head.push_str(&format!(", page kind {}", plain(kind)));
     }
@@ -105,28 +115,44 @@ fn head(outcome: &FetchOutcome, event: &Event) -> String {
     if let Some(next) = r.get("next_action").filter(|n| !n.is_null()) {
         head.push_str(&format!("next_action: {next}\n"));
     }
-    head.push_str(&format!(
-        "artifacts: {} (paths in structuredContent; one resource_link each)\n",
-        outcome.out_dir.display()
-    ));
     if let Some(line) = network_line(outcome) {
         head.push_str(&line);
     }
     head
 }
 
-/// How to resolve `[text][n]`: the link table's path and the call that reads entry `n`.
-fn links_line(outcome: &FetchOutcome) -> Option<String> {
-    let path = outcome.file(Artifact::Links)?;
-    let count = read_json(path)
-        .and_then(|v| v["count"].as_u64())
-        .unwrap_or(0);
-    Some(format!(
-        "links: [text][n] is entry n of links.json ({count} links; filter by same_site, \
-         text_contains, url_contains): read_artifact {{\"path\": {}, \"unit\": \"entries\", \
-         \"offset\": n, \"limit\": 1}}\n",
-        json!(path)
-    ))
+/// How to resolve what `shown` (a part of `lean.md`) refers to: `[text][n]` (an entry of
+/// `links.json`) and `[folded ...; content.md lines A..B]` (lines of `content.md`), each
+/// line only when `shown` has one.
+fn keys(outcome: &FetchOutcome, shown: &str) -> String {
+    let mut out = String::new();
+    if let Some(path) = outcome.file(Artifact::Links).filter(|_| has_ref(shown)) {
+        out.push_str(&format!(
+            "[text][n] is entry n of links.json: read_artifact {{\"path\":{},\"unit\":\"entries\",\
+             \"offset\":n,\"limit\":1}}\n",
+            json!(path)
+        ));
+    }
+    if let Some(path) = outcome
+        .file(Artifact::Content)
+        .filter(|_| shown.contains("[folded "))
+    {
+        out.push_str(&format!(
+            "[folded ...; content.md lines A..B] is in content.md: read_artifact \
+             {{\"path\":{},\"unit\":\"lines\",\"offset\":A,\"limit\":B-A}}\n",
+            json!(path)
+        ));
+    }
+    out
+}
+
+/// Whether `s` has a `[n]` reference (`[text][n]`, a frame's or a form's `[n]`).
+fn has_ref(s: &str) -> bool {
+    s.match_indices('[').any(|(at, _)| {
+        let rest = &s[at + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && rest[digits..].starts_with(']')
+    })
 }
 
 /// `network: N requests, F failed, E answered 4xx/5xx` from `network.json`'s summary.
@@ -143,9 +169,10 @@ fn network_line(outcome: &FetchOutcome) -> Option<String> {
         .filter(|e| e["response"]["status"].as_u64().is_some_and(|s| s >= 400))
         .count();
     Some(format!(
-        "network: {} requests, {failed} failed, {errors} answered 4xx/5xx (network.json; \
-         read_artifact unit entries, filter status \"4xx\")\n",
-        entries.len()
+        "network: {} requests, {failed} failed, {errors} answered 4xx/5xx: read_artifact \
+         {}\n",
+        entries.len(),
+        json!({"path": path, "unit": "entries", "filter": {"status": "4xx"}})
     ))
 }
 
@@ -169,5 +196,17 @@ fn plain(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_ref;
+
+    #[test]
+    fn a_reference_is_a_bracketed_number() {
+        assert!(has_ref("see [Docs][12] here"));
+        assert!(has_ref("[form POST [3]: input q]"));
+        assert!(!has_ref("[folded <nav>: 3 links] [x] [] [1a]"));
     }
 }

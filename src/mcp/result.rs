@@ -52,12 +52,24 @@ pub fn tool_error(err: &AfError, trace: Option<Value>) -> CallToolResult {
     result
 }
 
-/// A tool success: `text` for the model and the CLI's result event as `structuredContent`.
+/// A tool success: `text` for the model, the CLI's result event as `structuredContent`,
+/// and in `_meta` the text's size as the budget counts it (`afhttp/text_tokens`: o200k_base
+/// tokens; `afhttp/text_chars`: UTF-16 code units), for a client or a bench to check.
 pub fn tool_success(text: String, event: &Event, mut extra: Vec<ContentBlock>) -> CallToolResult {
+    let mut meta = JsonObject::new();
+    meta.insert(
+        "afhttp/text_tokens".into(),
+        super::budget::tokens(&text).into(),
+    );
+    meta.insert(
+        "afhttp/text_chars".into(),
+        super::budget::chars(&text).into(),
+    );
     let mut content = vec![ContentBlock::text(text)];
     content.append(&mut extra);
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(event.to_json(false));
+    result.meta = Some(rmcp::model::MetaObject(meta));
     result
 }
 

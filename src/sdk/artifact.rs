@@ -156,8 +156,10 @@ pub const REGISTRY: &[ArtifactSpec] = &[
         http_default: false,
         families: ALL_FAMILIES,
         sensitive: false,
-        summary: "content.md with links as `[text][n]` (n: an entry of links.json) and no image \
-                  sources (alt text stays): the same words in fewer tokens. Implies `links`.",
+        summary: "content.md with links as `[text][n]` (n: an entry of links.json), no image \
+                  sources (alt text stays), and navigation, header/footer/aside landmarks and \
+                  links-only blocks folded into one line naming their content.md lines. \
+                  Implies `links` and `content`.",
     },
     ArtifactSpec {
         artifact: Artifact::Links,

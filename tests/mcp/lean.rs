@@ -78,10 +78,12 @@ fn lean_text_resolves_every_link_from_links_json_and_keeps_the_words_of_content_
             text.contains(lean.get(..2000).unwrap_or(&lean)),
             "{page}: the answer is not lean.md:\n{text}"
         );
-        assert!(
-            text.contains("links: [text][n] is entry n of links.json"),
-            "{text}"
+        let key = format!(
+            "[text][n] is entry n of links.json: read_artifact {{\"path\":{},\"unit\":\"entries\",\
+             \"offset\":n,\"limit\":1}}",
+            json!(result["links_file"])
         );
+        assert!(text.contains(&key), "{key}\n{text}");
         // No link target left in the lean text (these pages never show a URL as text), and
         // no image source at all.
         assert!(!lean.contains("]("), "{page}: an inline link:\n{lean}");
@@ -163,6 +165,111 @@ fn lean_text_resolves_every_link_from_links_json_and_keeps_the_words_of_content_
     );
 }
 
+/// `[folded ...; content.md lines A..B]` lines of `lean`: (the line, A, B).
+fn fold_lines(lean: &str) -> Vec<(String, usize, usize)> {
+    lean.lines()
+        .filter_map(|l| {
+            let range = l
+                .trim()
+                .strip_prefix("[folded ")?
+                .split("; content.md lines ")
+                .nth(1)?;
+            let (a, b) = range.strip_suffix(']')?.split_once("..")?;
+            Some((l.to_string(), a.parse().ok()?, b.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn folded_blocks_are_named_by_their_lines_of_content_md_and_nothing_is_lost() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let content = "$0.result.content_file";
+    let steps = json!([
+        {"call": "fetch", "args": {"url": srv.url("/conform/folds"), "render": "none"}},
+        {"call": "read_artifact", "args": {"path": content, "unit": "lines", "offset": 2, "limit": 10}},
+    ]);
+    let r = run_steps(&fx, &["mcp"], steps);
+    let s = r["steps"].as_array().unwrap();
+    assert_eq!(s[0]["is_error"], false, "{}", s[0]);
+    let result = &s[0]["structured"]["result"];
+    let read = |k: &str| std::fs::read_to_string(result[k].as_str().unwrap()).unwrap();
+    let (lean, content) = (read("lean_file"), read("content_file"));
+    let table: Value = serde_json::from_str(&read("links_file")).unwrap();
+    let lines: Vec<&str> = content.lines().collect();
+    // What is folded, by the page's own markup: the site header (menu and search), the
+    // links-only trending block, the sidebar aside, the big footer. Kept: the outline
+    // (in-page links), the article's own links-only list, the small links-only block (its
+    // fold line would be longer than it).
+    let folds = fold_lines(&lean);
+    let kinds: Vec<&str> = folds
+        .iter()
+        .map(|(l, _, _)| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "[folded <header>",
+            "[folded 4 links, 27 words; content.md lines 13..14]",
+            "[folded <aside>",
+            "[folded <footer>"
+        ],
+        "{lean}"
+    );
+    for kept in ["[Findings of the survey][", "[The full report][", "[A]["] {
+        assert!(lean.contains(kept), "{kept} folded:\n{lean}");
+    }
+    // Each fold names exactly its block's lines of content.md, and the words of lean.md
+    // plus those lines are the words of content.md: nothing is lost.
+    let mut folded = String::new();
+    let mut unfolded = String::new();
+    for l in lean.lines() {
+        if let Some((_, a, b)) = folds.iter().find(|f| f.0 == l) {
+            assert!(a < b && *b <= lines.len(), "{l}: {} lines", lines.len());
+            folded.push_str(&lines[*a..*b].join("\n"));
+            folded.push('\n');
+        } else {
+            unfolded.push_str(l);
+            unfolded.push('\n');
+        }
+    }
+    assert!(folded.contains("Opinion columns") && folded.contains("Work for us"));
+    assert!(folded.contains("Our weekly letter") && folded.contains("markets rally"));
+    let (_, mut bare) = inline_targets(&format!("{unfolded}{folded}"));
+    let (_, mut whole) = inline_targets(&content);
+    for entry in table["links"].as_array().unwrap() {
+        let url = entry["url"].as_str().unwrap();
+        bare = bare.replace(url, " ");
+        whole = whole.replace(url, " ");
+    }
+    assert_eq!(words(&bare), words(&whole), "{lean}\n---\n{content}");
+    // Every link of a folded block is an entry of links.json.
+    let (targets, _) = inline_targets(&folded);
+    for t in &targets {
+        assert!(
+            table["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["url"] == *t),
+            "{t} not in links.json"
+        );
+    }
+    // The answer says how to open a fold, and that call returns the block.
+    let text = s[0]["text"].as_str().unwrap();
+    let key = format!(
+        "[folded ...; content.md lines A..B] is in content.md: read_artifact {{\"path\":{},\
+         \"unit\":\"lines\",\"offset\":A,\"limit\":B-A}}",
+        json!(result["content_file"])
+    );
+    assert!(text.contains(&key), "{key}\n{text}");
+    assert!(text.contains(&lean), "{text}");
+    assert_eq!(folds[0].1, 2, "{lean}");
+    let opened = s[1]["text"].as_str().unwrap();
+    let body = opened.split_once('\n').unwrap().1;
+    assert_eq!(body.trim_end(), lines[2..12].join("\n"), "{}", s[1]);
+}
+
 #[test]
 fn lean_and_links_are_want_tokens_for_the_cli_too() {
     let fx = Fixture::new();
@@ -171,10 +278,11 @@ fn lean_and_links_are_want_tokens_for_the_cli_too() {
         .cmd()
         .args(["fetch", &srv.url("/conform/links"), "--want", "lean"])
         .run();
-    // `lean` brings its link table, and nothing else was asked.
+    // `lean` brings its link table and content.md (what a fold names), nothing else.
     let lean = run.artifact_text("lean_file");
     let table = run.artifact_json("links_file");
-    assert!(run.result()["content_file"].is_null(), "{}", run.context);
+    assert!(run.result()["content_file"].is_string(), "{}", run.context);
+    assert!(run.result()["text_file"].is_null(), "{}", run.context);
     let n: usize = {
         let at = lean.find("[relative][").expect("the relative link") + "[relative][".len();
         lean[at..at + lean[at..].find(']').unwrap()]

@@ -29,6 +29,7 @@ pub fn router() -> Router {
         .route("/conform/links", get(|| async { html(LINKS) }))
         .route("/conform/shadow", get(|| async { html(SHADOW) }))
         .route("/conform/iframe", get(|| async { html(IFRAME) }))
+        .route("/conform/folds", get(|| async { html(FOLDS) }))
         .route(
             "/conform/iframe-inner",
             get(|| async { html(IFRAME_INNER) }),
@@ -134,4 +135,61 @@ const IFRAME_INNER: &str = r##"<!doctype html>
 <html><head><title>Inner</title></head>
 <body><h2>inside-frame heading</h2><p>inside-frame paragraph with
 <a href="/inside-frame-link">inside-frame link</a>.</p></body></html>
+"##;
+
+/// A news page's chrome around an article, as sites mark it (or do not): a site header with
+/// a menu and a search form, a links-only "trending" block outside the article, a sidebar
+/// `<aside>` with text, the page's own outline (in-page links), a links-only list inside the
+/// article, a small footer and a big one. `lean.md` folds the chrome (see
+/// `tests/mcp/lean.rs`).
+pub const FOLDS: &str = r##"<!doctype html>
+<html lang="en"><head><title>Folds</title></head>
+<body>
+<header class="site">
+  <a href="/">Daily Example</a>
+  <nav><ul>
+    <li><a href="/world">World news</a></li><li><a href="/business">Business desk</a></li>
+    <li><a href="/science">Science and technology</a></li><li><a href="/culture">Culture pages</a></li>
+    <li><a href="/sport">Sport results</a></li><li><a href="/opinion">Opinion columns</a></li>
+  </ul></nav>
+  <form action="/search"><input name="q"><button>Search</button></form>
+</header>
+<div class="trending">
+  <a href="/t/1">Heatwave breaks records across the region</a> |
+  <a href="/t/2">Council approves the harbour bridge budget</a> |
+  <a href="/t/3">Local team wins the championship final</a> |
+  <a href="https://elsewhere.example/t/4">Elsewhere: markets rally at the close</a>
+</div>
+<ul class="outline">
+  <li><a href="#findings">Findings of the survey</a></li>
+  <li><a href="#methods">Methods of the survey</a></li>
+  <li><a href="#caveats">Caveats of the survey</a></li>
+</ul>
+<main>
+<article>
+  <h1>Survey finds gardeners prefer tomatoes</h1>
+  <p id="findings">A survey of nine hundred gardeners found tomatoes the favourite crop by a wide margin.</p>
+  <p id="methods">Researchers visited allotments every weekend through the summer.</p>
+  <ul class="sources">
+    <li><a href="/report.pdf">The full report</a></li>
+    <li><a href="/data.csv">The survey data</a></li>
+    <li><a href="/method">The method statement</a></li>
+  </ul>
+  <p id="caveats">Respondents chose their own allotments, so the sample leans towards keen growers.</p>
+  <footer>Filed by the gardening correspondent</footer>
+</article>
+<aside class="sidebar">
+  <h2>About the newsletter</h2>
+  <p>Our weekly letter brings gardening news, seasonal advice and reader questions to your inbox.</p>
+  <a href="/newsletter">Sign up for the newsletter</a>
+</aside>
+</main>
+<div class="small"><a href="/a">A</a> <a href="/b">B</a> <a href="/c">C</a></div>
+<footer>
+  <p>Daily Example is published by Example Media Group, registered in the Example Islands.</p>
+  <ul><li><a href="/about">About us</a></li><li><a href="/contact">Contact the newsroom</a></li>
+  <li><a href="/privacy">Privacy policy</a></li><li><a href="/terms">Terms of service</a></li>
+  <li><a href="/cookies">Cookie settings</a></li><li><a href="/jobs">Work for us</a></li></ul>
+</footer>
+</body></html>
 "##;

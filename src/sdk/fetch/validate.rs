@@ -135,10 +135,15 @@ impl FetchSpec {
             .map(Artifact::parse_list)
             .transpose()
             .map_err(on("want"))?;
-        // `lean.md` refers to `links.json` by index: one without the other loses the links.
+        // `lean.md` refers to `links.json` by index and to `content.md` by line (what it
+        // folds): without them it would lose links and folded blocks.
         if let Some(w) = want.as_mut() {
-            if w.contains(&Artifact::Lean) && !w.contains(&Artifact::Links) {
-                w.push(Artifact::Links);
+            if w.contains(&Artifact::Lean) {
+                for a in [Artifact::Links, Artifact::Content] {
+                    if !w.contains(&a) {
+                        w.push(a);
+                    }
+                }
             }
         }
         let network_bodies = self

@@ -149,11 +149,12 @@ impl ParsedHtml {
             base: self.base_url(doc_url),
             title: title.clone(),
             layout_tables: self.layout_tables(),
+            folds: content::fold::plan(self.doc.root_element()),
         };
         let (marked, items, refs) = content::compose(self.doc.root_element(), &ctx);
-        let content_md = refs.render(&marked, content::Form::Inline);
+        let (content_md, lean_md) = refs.render_both(&marked);
         let lean = Lean {
-            md: refs.render(&marked, content::Form::Lean),
+            md: lean_md,
             links: refs.links_json(doc_url),
         };
         let lang = self.lang();

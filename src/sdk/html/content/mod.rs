@@ -3,7 +3,7 @@
 //! marker that `refs` renders inline or by reference. Nothing is dropped for looking like
 //! navigation; this is a projection, not an extraction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use scraper::ElementRef;
 use url::Url;
@@ -13,7 +13,7 @@ use super::dom::{heading_level, is_block, resolve, walk, Collapsed, Event};
 use super::forms::{label_attr, summarize};
 use super::table::TableState;
 use elements::code_lang;
-pub(crate) use refs::{Form, Refs};
+pub(crate) use refs::Refs;
 
 /// Deepest quote/list nesting rendered as prefixes; deeper levels render flat so prefix
 /// length (and output size) stays linear in the input.
@@ -29,6 +29,8 @@ pub(crate) struct DocContext<'a> {
     pub(crate) title: Option<String>,
     /// Tables containing another table (rendered as blocks, not markdown tables).
     pub(crate) layout_tables: HashSet<ego_tree::NodeId>,
+    /// The blocks `lean.md` may fold ([`fold::plan`]).
+    pub(crate) folds: HashMap<ego_tree::NodeId, fold::Fold>,
 }
 
 enum Block {
@@ -69,6 +71,18 @@ struct Frame {
     block: bool,
     inline: bool,
     capture: bool,
+    /// This element's block is folded in `lean.md` (see `fold`).
+    fold: bool,
+}
+
+/// A fold being written: its number, where its start marker is in `out`, the list items'
+/// `used` flags when it started (its line takes the item's marker if the block did) and the
+/// start of its line.
+struct OpenFold {
+    k: usize,
+    start: usize,
+    used: Vec<bool>,
+    label: String,
 }
 
 struct Pre {
@@ -99,6 +113,9 @@ struct Composer<'c> {
     link_open_at: Option<usize>,
     /// The URLs behind the markers.
     refs: Refs,
+    /// The fold being written, and how many were made.
+    fold: Option<OpenFold>,
+    folds_made: usize,
 }
 
 /// Compose the marked markdown view (render it with [`Refs::render`]) and collect the
@@ -123,6 +140,8 @@ pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Co
         items: Collected::default(),
         link_open_at: None,
         refs: Refs::default(),
+        fold: None,
+        folds_made: 0,
     };
     if let Some(t) = ctx.title.as_deref().filter(|t| !t.is_empty()) {
         c.write_line(&format!("# {t}"));
@@ -152,6 +171,7 @@ fn attr_text(el: ElementRef<'_>, name: &str) -> Option<String> {
 }
 
 mod elements;
+pub(crate) mod fold;
 mod output;
 mod refs;
 
@@ -174,6 +194,7 @@ impl Composer<'_> {
             block: false,
             inline: false,
             capture: false,
+            fold: self.start_fold(el),
         };
         match name {
             "br" => {
@@ -435,6 +456,9 @@ impl Composer<'_> {
         }
         if f.block {
             self.block(true);
+        }
+        if f.fold {
+            self.end_fold();
         }
     }
 }

@@ -23,13 +23,14 @@ impl Composer<'_> {
 
     pub(super) fn emit_pending_blank(&mut self) {
         // A blank line right after another (e.g. the first paragraph in a quote) is noise.
-        let last = self
-            .out
-            .trim_end_matches('\n')
-            .rsplit('\n')
-            .next()
-            .unwrap_or("");
-        let after_blank = self.out.ends_with("\n\n") || last.chars().all(|c| c == '>' || c == ' ');
+        // A fold's markers are not text (see `refs`): look at the last lines without them.
+        let from = self.out.len().saturating_sub(512);
+        let from = self.out[..floor(&self.out, from)]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let end = super::refs::without_fold_markers(&self.out[from..]);
+        let last = end.trim_end_matches('\n').rsplit('\n').next().unwrap_or("");
+        let after_blank = end.ends_with("\n\n") || last.chars().all(|c| c == '>' || c == ' ');
         if self.need_blank && !self.out.is_empty() && !after_blank {
             let blank = self.prefix(true);
             self.out.push_str(blank.trim_end());
@@ -123,4 +124,12 @@ impl Composer<'_> {
             }
         }
     }
+}
+
+/// The largest character boundary of `s` at or below `i`.
+fn floor(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }

@@ -28,6 +28,14 @@ enum Mark {
     Frame,
     /// A bare URL (a form's action): `url` / `[n]`.
     Bare,
+    /// A folded block starts: `content.md` keeps what follows, `lean.md` skips it.
+    FoldStart,
+    /// The folded block ends and its fold line starts: `content.md` skips the line.
+    FoldLine,
+    /// Inside the fold line: `content.md lines A..B` (where the block is in `content.md`).
+    FoldRange,
+    /// The fold line ends.
+    FoldEnd,
 }
 
 impl Mark {
@@ -37,6 +45,10 @@ impl Mark {
             Mark::Image => 'I',
             Mark::Frame => 'F',
             Mark::Bare => 'A',
+            Mark::FoldStart => 'S',
+            Mark::FoldLine => 'M',
+            Mark::FoldRange => 'N',
+            Mark::FoldEnd => 'E',
         }
     }
 
@@ -46,6 +58,10 @@ impl Mark {
             'I' => Some(Mark::Image),
             'F' => Some(Mark::Frame),
             'A' => Some(Mark::Bare),
+            'S' => Some(Mark::FoldStart),
+            'M' => Some(Mark::FoldLine),
+            'N' => Some(Mark::FoldRange),
+            'E' => Some(Mark::FoldEnd),
             _ => None,
         }
     }
@@ -53,7 +69,7 @@ impl Mark {
 
 /// Which text to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Form {
+enum Form {
     /// `content.md`: URLs inline.
     Inline,
     /// `lean.md`: links by reference into `links.json`, no image sources.
@@ -122,12 +138,32 @@ impl Refs {
         marker(Mark::Image, self.images.len() - 1)
     }
 
-    /// `marked` with its markers rendered in `form`.
-    pub(crate) fn render(&self, marked: &str, form: Form) -> String {
+    /// Both forms of `marked`: (`content.md`, `lean.md`). `content.md` is rendered first:
+    /// where each folded block landed in it is what `lean.md`'s fold line names.
+    pub(crate) fn render_both(&self, marked: &str) -> (String, String) {
+        let (content, ranges) = self.render(marked, Form::Inline, &[]);
+        let (lean, _) = self.render(marked, Form::Lean, &ranges);
+        (tidy(content), tidy(lean))
+    }
+
+    /// `marked` rendered in `form`, with the line range (0-based, end exclusive: the
+    /// `offset..offset+limit` of `read_artifact` unit `lines`) of each folded block in it;
+    /// `ranges` are `content.md`'s, for the fold lines of `lean.md`.
+    fn render(
+        &self,
+        marked: &str,
+        form: Form,
+        ranges: &[(usize, usize)],
+    ) -> (String, Vec<(usize, usize)>) {
         let mut out = String::with_capacity(marked.len());
+        let mut folds = Vec::new();
+        let mut fold_start = 0;
+        let mut skipping = false;
         let mut rest = marked;
         while let Some(at) = rest.find(MARK) {
-            out.push_str(&rest[..at]);
+            if !skipping {
+                push_text(&mut out, &rest[..at]);
+            }
             let after = &rest[at + 1..];
             let Some(end) = after.find(MARK) else {
                 // A lone delimiter cannot come from the composer; drop it.
@@ -141,10 +177,27 @@ impl Refs {
             else {
                 continue;
             };
-            self.render_one(&mut out, mark, i, form);
+            match (mark, form) {
+                (Mark::FoldStart, Form::Inline) => fold_start = out.len(),
+                (Mark::FoldLine, Form::Inline) => {
+                    folds.push(line_range(&out, fold_start, out.len()));
+                    skipping = true;
+                }
+                (Mark::FoldEnd, Form::Inline) | (Mark::FoldLine, Form::Lean) => skipping = false,
+                (Mark::FoldStart, Form::Lean) => skipping = true,
+                (Mark::FoldRange, Form::Lean) => {
+                    let (a, b) = ranges.get(i).copied().unwrap_or_default();
+                    out.push_str(&format!("content.md lines {a}..{b}"));
+                }
+                (Mark::FoldRange | Mark::FoldEnd, _) => {}
+                _ if skipping => {}
+                _ => self.render_one(&mut out, mark, i, form),
+            }
         }
-        out.push_str(rest);
-        out
+        if !skipping {
+            push_text(&mut out, rest);
+        }
+        (out, folds)
     }
 
     fn render_one(&self, out: &mut String, mark: Mark, i: usize, form: Form) {
@@ -172,6 +225,8 @@ impl Refs {
             (Mark::Link | Mark::Frame, Form::Lean) => out.push_str(&format!("][{i}]")),
             (Mark::Bare, Form::Lean) => out.push_str(&format!("[{i}]")),
             (Mark::Image, Form::Lean) => {}
+            // Handled by `render`.
+            (Mark::FoldStart | Mark::FoldLine | Mark::FoldRange | Mark::FoldEnd, _) => {}
         }
     }
 
@@ -208,6 +263,69 @@ impl Refs {
     }
 }
 
+/// The markers that delimit fold `k` (see [`Mark::FoldStart`] ...): start, line, range, end.
+pub(crate) fn fold_markers(k: usize) -> [String; 4] {
+    [
+        marker(Mark::FoldStart, k),
+        marker(Mark::FoldLine, k),
+        marker(Mark::FoldRange, k),
+        marker(Mark::FoldEnd, k),
+    ]
+}
+
+/// Append `text`, without blank lines at the very start (a fold's marker first in the text
+/// can leave one).
+fn push_text(out: &mut String, text: &str) {
+    if out.is_empty() {
+        out.push_str(text.trim_start_matches('\n'));
+    } else {
+        out.push_str(text);
+    }
+}
+
+/// No blank lines after the last line (a fold's markers last in the text can leave one);
+/// one newline at the end of a non-empty text.
+fn tidy(mut s: String) -> String {
+    s.truncate(s.trim_end().len());
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// `s` (which starts outside any marker) without its fold markers: the text both forms
+/// share around a fold, for the composer's blank-line decisions.
+pub(crate) fn without_fold_markers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut parts = s.split(MARK);
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    while let (Some(body), Some(text)) = (parts.next(), parts.next()) {
+        if !body.starts_with(['S', 'M', 'N', 'E']) {
+            out.push(MARK);
+            out.push_str(body);
+            out.push(MARK);
+        }
+        out.push_str(text);
+    }
+    out
+}
+
+/// The lines of `out[start..end]` (which starts at a line start), as a 0-based range of
+/// `out`'s lines, without the blank lines at either end.
+fn line_range(out: &str, start: usize, end: usize) -> (usize, usize) {
+    let first = out[..start].matches('\n').count();
+    let lines: Vec<&str> = out[start..end].split_inclusive('\n').collect();
+    let blank = |l: &&&str| l.trim().trim_start_matches('>').trim().is_empty();
+    let lead = lines.iter().take_while(blank).count();
+    let trail = lines.iter().rev().take_while(blank).count();
+    let last = (first + lines.len())
+        .saturating_sub(trail)
+        .max(first + lead);
+    (first + lead, last)
+}
+
 fn marker(mark: Mark, i: usize) -> String {
     format!("{MARK}{}{i}{MARK}", mark.letter())
 }
@@ -234,21 +352,45 @@ mod tests {
         let again = r.link("https://x.test/a".into(), "A again");
         let f = r.frame("https://y.test/f".into(), "");
         let marked = format!("[A{a} ![logo]{img} [A{again} [iframe{f} x\0");
+        let (content, lean) = r.render_both(&marked);
         assert_eq!(
-            r.render(&marked, Form::Inline),
+            content,
             "[A](https://x.test/a) ![logo](https://cdn.test/i.png) [A](https://x.test/a) \
-             [iframe https://y.test/f] x"
+             [iframe https://y.test/f] x\n"
         );
-        assert_eq!(
-            r.render(&marked, Form::Lean),
-            "[A][0] ![logo] [A][0] [iframe][1] x"
-        );
+        assert_eq!(lean, "[A][0] ![logo] [A][0] [iframe][1] x\n");
         let links = r.links_json(&Url::parse("https://www.x.test/page").unwrap());
         assert_eq!(links["count"], 2);
         assert_eq!(links["links"][0]["same_site"], true);
         assert_eq!(links["links"][0]["text"], "A");
         assert_eq!(links["links"][1]["same_site"], false);
         assert_eq!(links["links"][1]["kind"], "frame");
+    }
+
+    #[test]
+    fn a_fold_keeps_the_block_in_content_and_names_its_lines_in_lean() {
+        let mut r = Refs::default();
+        let a = r.link("https://x.test/a".into(), "A");
+        let b = r.link("https://x.test/b".into(), "B");
+        let [s, m, n, e] = fold_markers(0);
+        let marked = format!(
+            "# Page\n\n{s}\n- [A{a}\n- [B{b}\n{m}\n[folded 2 links; {n}]\n{e}\nText [A{a}\n"
+        );
+        let (content, lean) = r.render_both(&marked);
+        assert_eq!(
+            content,
+            "# Page\n\n\n- [A](https://x.test/a)\n- [B](https://x.test/b)\n\nText \
+             [A](https://x.test/a)\n"
+        );
+        assert_eq!(
+            lean,
+            "# Page\n\n\n[folded 2 links; content.md lines 3..5]\n\nText [A][0]\n"
+        );
+        let lines: Vec<&str> = content.lines().collect();
+        assert_eq!(
+            lines[3..5],
+            ["- [A](https://x.test/a)", "- [B](https://x.test/b)"]
+        );
     }
 
     #[test]
