@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
+use crate::sdk::cdp::network::{NetworkEvent, RequestWillBeSent};
 use crate::sdk::cdp::CdpEvent;
 
 /// One request as the recorder saw it.
@@ -82,6 +83,8 @@ struct Inner {
     sessions: HashMap<String, String>,
     next_seq: u64,
     dropped: u64,
+    /// `Network.*` events that did not decode.
+    undecodable: u64,
 }
 
 impl Inner {
@@ -139,107 +142,111 @@ impl RecentRequests {
         inner.live.clear();
     }
 
-    /// Fold one `Network.*` event of a flattened session into the store.
+    /// Fold one `Network.*` event of a flattened session into the store, decoded by the
+    /// same [`NetworkEvent::decode`] as the browser path's `network.json`; an event that
+    /// does not decode is counted (`undecodable_events`).
     pub fn fold(&self, event: &CdpEvent) {
         let Some(session) = event.session_id.as_deref() else {
             return;
         };
-        let p = &event.params;
-        let Some(request_id) = p.get("requestId").and_then(Value::as_str) else {
-            return;
-        };
+        let decoded = NetworkEvent::decode(&event.method, &event.params);
         let mut inner = self.lock();
-        match event.method.as_str() {
-            "Network.requestWillBeSent" => {
-                let request = &p["request"];
-                let url = request["url"].as_str().unwrap_or("").to_string();
-                if let Some(redirect) = p.get("redirectResponse") {
-                    // The same request id continues at `url`: close the previous hop.
-                    if let Some(prev) = inner.live_mut(session, request_id) {
-                        prev.status = redirect.get("status").and_then(Value::as_u64);
-                        prev.mime_type = redirect
-                            .get("mimeType")
-                            .and_then(Value::as_str)
-                            .map(String::from);
-                        prev.state = "finished";
-                        prev.redirected_to = Some(url.clone());
-                        prev.ended_mono = p.get("timestamp").and_then(Value::as_f64);
-                    }
-                }
-                let target_id = inner.sessions.get(session).cloned().unwrap_or_default();
-                let seq = inner.next_seq;
-                inner.next_seq += 1;
-                inner.records.push_back(Record {
-                    seq,
-                    target_id,
-                    request_id: request_id.to_string(),
-                    url,
-                    method: request["method"].as_str().unwrap_or("GET").to_string(),
-                    resource_type: p["type"].as_str().unwrap_or("Other").to_string(),
-                    state: "pending",
-                    status: None,
-                    mime_type: None,
-                    from_cache: false,
-                    redirected_to: None,
-                    encoded_bytes: None,
-                    failure: None,
-                    started_wall: p.get("wallTime").and_then(Value::as_f64),
-                    started_mono: p.get("timestamp").and_then(Value::as_f64),
-                    ended_mono: None,
-                });
-                inner
-                    .live
-                    .insert((session.to_string(), request_id.to_string()), seq);
-                while inner.records.len() > self.cap {
-                    if let Some(old) = inner.records.pop_front() {
-                        inner.dropped += 1;
-                        inner.live.retain(|_, s| *s != old.seq);
-                    }
-                }
+        let ev = match decoded {
+            Ok(ev) => ev,
+            Err(_) => {
+                inner.undecodable += 1;
+                return;
             }
-            "Network.responseReceived" => {
-                if let Some(r) = inner.live_mut(session, request_id) {
-                    let resp = &p["response"];
-                    r.status = resp.get("status").and_then(Value::as_u64);
-                    r.mime_type = resp
-                        .get("mimeType")
-                        .and_then(Value::as_str)
-                        .map(String::from);
-                    r.from_cache = resp["fromDiskCache"].as_bool().unwrap_or(false)
-                        || resp["fromMemoryCache"].as_bool().unwrap_or(false)
-                        || resp["fromPrefetchCache"].as_bool().unwrap_or(false);
+        };
+        match ev {
+            NetworkEvent::RequestWillBeSent(p) => self.started(&mut inner, session, &p),
+            NetworkEvent::ResponseReceived(p) => {
+                if let Some(r) = inner.live_mut(session, &p.request_id) {
+                    r.status = p.response.status;
+                    r.mime_type = p.response.mime_type.clone();
+                    r.from_cache = p.response.from_cache();
                     r.state = "responded";
                 }
             }
-            "Network.requestServedFromCache" => {
-                if let Some(r) = inner.live_mut(session, request_id) {
+            NetworkEvent::ServedFromCache(p) => {
+                if let Some(r) = inner.live_mut(session, &p.request_id) {
                     r.from_cache = true;
                 }
             }
-            "Network.loadingFinished" => {
-                if let Some(r) = inner.live_mut(session, request_id) {
+            NetworkEvent::LoadingFinished(p) => {
+                if let Some(r) = inner.live_mut(session, &p.request_id) {
                     r.state = "finished";
-                    r.encoded_bytes = p
-                        .get("encodedDataLength")
-                        .and_then(Value::as_f64)
-                        .map(|b| b as u64);
-                    r.ended_mono = p.get("timestamp").and_then(Value::as_f64);
+                    r.encoded_bytes = p.encoded_data_length.map(|b| b as u64);
+                    r.ended_mono = p.timestamp;
                 }
-                inner
-                    .live
-                    .remove(&(session.to_string(), request_id.to_string()));
+                inner.live.remove(&(session.to_string(), p.request_id));
             }
-            "Network.loadingFailed" => {
-                if let Some(r) = inner.live_mut(session, request_id) {
+            NetworkEvent::LoadingFailed(p) => {
+                if let Some(r) = inner.live_mut(session, &p.request_id) {
                     r.state = "failed";
-                    r.failure = p.get("errorText").and_then(Value::as_str).map(String::from);
-                    r.ended_mono = p.get("timestamp").and_then(Value::as_f64);
+                    r.failure = Some(p.error_text.clone());
+                    r.ended_mono = p.timestamp;
                 }
-                inner
-                    .live
-                    .remove(&(session.to_string(), request_id.to_string()));
+                inner.live.remove(&(session.to_string(), p.request_id));
             }
             _ => {}
+        }
+    }
+
+    /// `requestWillBeSent`: a new record (closing the hop it redirects from).
+    fn started(&self, inner: &mut Inner, session: &str, p: &RequestWillBeSent) {
+        let request_id = p.request_id.as_str();
+        if request_id.is_empty() {
+            return;
+        }
+        let url = p.request.url.clone();
+        if let Some(redirect) = &p.redirect_response {
+            // The same request id continues at `url`: close the previous hop.
+            if let Some(prev) = inner.live_mut(session, request_id) {
+                prev.status = redirect.status;
+                prev.mime_type = redirect.mime_type.clone();
+                prev.state = "finished";
+                prev.redirected_to = Some(url.clone());
+                prev.ended_mono = p.timestamp;
+            }
+        }
+        let target_id = inner.sessions.get(session).cloned().unwrap_or_default();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let method = match p.request.method.as_str() {
+            "" => "GET".to_string(),
+            m => m.to_string(),
+        };
+        inner.records.push_back(Record {
+            seq,
+            target_id,
+            request_id: request_id.to_string(),
+            url,
+            method,
+            resource_type: p
+                .resource_type
+                .as_ref()
+                .map_or("Other", |t| t.as_str())
+                .to_string(),
+            state: "pending",
+            status: None,
+            mime_type: None,
+            from_cache: false,
+            redirected_to: None,
+            encoded_bytes: None,
+            failure: None,
+            started_wall: p.wall_time,
+            started_mono: p.timestamp,
+            ended_mono: None,
+        });
+        inner
+            .live
+            .insert((session.to_string(), request_id.to_string()), seq);
+        while inner.records.len() > self.cap {
+            if let Some(old) = inner.records.pop_front() {
+                inner.dropped += 1;
+                inner.live.retain(|_, s| *s != old.seq);
+            }
         }
     }
 
@@ -250,6 +257,7 @@ impl RecentRequests {
             "enabled": true,
             "cap": self.cap,
             "dropped": inner.dropped,
+            "undecodable_events": inner.undecodable,
             "records": inner.records.iter().map(Record::to_json).collect::<Vec<_>>(),
         })
     }
@@ -315,5 +323,30 @@ mod tests {
         ));
         store.clear();
         assert_eq!(store.document()["records"].as_array().unwrap().len(), 0);
+    }
+
+    /// Events go through the decoder `network.json` uses: unknown fields and an unknown
+    /// resource type are kept, and an event that does not decode is counted, not lost.
+    #[test]
+    fn unknown_fields_and_types_are_kept_and_undecodable_events_counted() {
+        let store = RecentRequests::new(4);
+        store.fold(&ev("Network.requestWillBeSent", json!({"requestId": "1", "request": {"url": "http://a/", "method": "GET", "newField": 1}, "type": "Teleport", "futureParam": {"x": true}})));
+        store.fold(&ev(
+            "Network.responseReceived",
+            json!({"requestId": "1", "type": "Teleport", "response": {"status": 200, "mimeType": "text/html", "fromEdgeCache": true}}),
+        ));
+        store.fold(&ev(
+            "Network.loadingFinished",
+            json!({"requestId": "1", "encodedDataLength": "many"}),
+        ));
+        let doc = store.document();
+        let r = &doc["records"][0];
+        assert_eq!(r["resource_type"], "Teleport");
+        assert_eq!(r["status"], 200);
+        assert_eq!(
+            r["state"], "responded",
+            "the bad loadingFinished was not applied"
+        );
+        assert_eq!(doc["undecodable_events"], 1);
     }
 }

@@ -3,6 +3,7 @@
 //! Chrome's protocol drifts, so only the envelope (`id`, `method`, `sessionId`, `result`,
 //! `error`) is interpreted; params and results stay `serde_json::Value`.
 
+pub mod network;
 pub mod router;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -82,11 +82,7 @@ where
             },
             frame = stream.next() => match frame {
                 Some(Ok(Message::Text(text))) => dispatch(text.as_str(), &mut pending, &mut subscribers),
-                Some(Ok(Message::Binary(bytes))) => {
-                    if let Ok(text) = std::str::from_utf8(&bytes) {
-                        dispatch(text, &mut pending, &mut subscribers);
-                    }
-                }
+                Some(Ok(Message::Binary(bytes))) => binary(&bytes, &mut pending, &mut subscribers),
                 Some(Ok(Message::Close(frame))) => {
                     break frame.map(|f| f.reason.to_string()).unwrap_or_else(|| "closed by the browser".into());
                 }
@@ -98,6 +94,24 @@ where
     };
     for (_, reply) in pending.drain() {
         let _ = reply.send(Err(CallError::Closed(reason.clone())));
+    }
+}
+
+/// Route a binary frame: UTF-8 JSON like a text frame; bytes that are not UTF-8 fail the
+/// call they answer (when they start as an answer does) instead of vanishing.
+fn binary(
+    bytes: &[u8],
+    pending: &mut HashMap<u64, oneshot::Sender<Result<Value, CallError>>>,
+    subscribers: &mut Vec<(Filter, mpsc::UnboundedSender<CdpEvent>)>,
+) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => dispatch(text, pending, subscribers),
+        Err(e) => {
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned();
+            if let Some(reply) = leading_id(&head).and_then(|id| pending.remove(&id)) {
+                let _ = reply.send(Err(CallError::Malformed(format!("not UTF-8: {e}"))));
+            }
+        }
     }
 }
 
@@ -247,6 +261,15 @@ mod tests {
         let (tx, mut rx) = oneshot::channel();
         pending.insert(11, tx);
         dispatch(r#"{"id":11,"error":"boom"}"#, &mut pending, &mut Vec::new());
+        assert!(matches!(rx.try_recv(), Ok(Err(CallError::Malformed(_)))));
+        assert_eq!(pending.len(), 1);
+        let (tx, mut rx) = oneshot::channel();
+        pending.insert(12, tx);
+        binary(
+            b"{\"id\":12,\"result\":{\"v\":\"\xff\xfe\"}}",
+            &mut pending,
+            &mut Vec::new(),
+        );
         assert!(matches!(rx.try_recv(), Ok(Err(CallError::Malformed(_)))));
         assert_eq!(pending.len(), 1);
         assert_eq!(leading_id(r#" { "id" : 42 , "#), Some(42));

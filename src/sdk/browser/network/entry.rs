@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::bodies::BodyRecord;
 use super::hints::{self, GraphqlHint};
 use super::streams::StreamLog;
+use crate::sdk::cdp::network as cdp;
 use crate::sdk::redact;
 
 /// Where a request stands.
@@ -257,20 +258,20 @@ pub fn initiator(v: &Value, id_of: impl Fn(&str) -> Option<String>) -> Value {
 }
 
 /// The post data of a `Network.Request`: `postDataEntries` (base64) or `postData`.
-pub fn post_data(request: &Value, headers: &[(String, String)]) -> PostData {
+pub fn post_data(request: &cdp::Request, headers: &[(String, String)]) -> PostData {
     let engine = base64::engine::general_purpose::STANDARD;
-    let entries: Option<Vec<u8>> = request["postDataEntries"].as_array().map(|list| {
+    let entries: Option<Vec<u8>> = request.post_data_entries.as_ref().map(|list| {
         list.iter()
-            .filter_map(|e| e["bytes"].as_str())
+            .filter_map(|e| e.bytes.as_deref())
             .filter_map(|b| engine.decode(b).ok())
             .flatten()
             .collect()
     });
     let bytes = entries
         .filter(|b| !b.is_empty())
-        .or_else(|| request["postData"].as_str().map(|t| t.as_bytes().to_vec()));
+        .or_else(|| request.post_data.as_ref().map(|t| t.as_bytes().to_vec()));
     PostData {
-        present: request["hasPostData"].as_bool().unwrap_or(false) || bytes.is_some(),
+        present: request.has_post_data || bytes.is_some(),
         bytes,
         content_type: headers
             .iter()
@@ -280,14 +281,14 @@ pub fn post_data(request: &Value, headers: &[(String, String)]) -> PostData {
 }
 
 /// The response half of a `Network.Response`.
-pub fn response(r: &Value) -> Response {
-    let ip = opt_s(r, "remoteIPAddress");
-    let remote_address = ip.map(|ip| match r["remotePort"].as_u64() {
+pub fn response(r: &cdp::Response) -> Response {
+    let ip = r.remote_ip_address.clone().filter(|t| !t.is_empty());
+    let remote_address = ip.map(|ip| match r.remote_port {
         Some(port) if ip.contains(':') => format!("[{ip}]:{port}"),
         Some(port) => format!("{ip}:{port}"),
         None => ip,
     });
-    let headers = header_pairs(&r["headers"]);
+    let headers = header_pairs(&r.headers);
     // Behind the host's egress proxy the browser only knows the proxy's address; the proxy
     // names the server it connected to (plain HTTP only).
     let remote_address = headers
@@ -296,48 +297,56 @@ pub fn response(r: &Value) -> Response {
         .map(|(_, v)| v.clone())
         .or(remote_address);
     Response {
-        status: r["status"].as_u64().map_or(0, |n| n as u16),
-        status_text: s(r, "statusText"),
+        status: r.status.map_or(0, |n| n as u16),
+        status_text: r.status_text.clone(),
         headers,
-        mime_type: s(r, "mimeType"),
-        protocol: opt_s(r, "protocol"),
+        mime_type: r.mime_type.clone().unwrap_or_default(),
+        protocol: r.protocol.clone().filter(|t| !t.is_empty()),
         remote_address,
-        from_disk_cache: r["fromDiskCache"].as_bool().unwrap_or(false),
-        from_prefetch_cache: r["fromPrefetchCache"].as_bool().unwrap_or(false),
-        from_service_worker: r["fromServiceWorker"].as_bool().unwrap_or(false),
-        service_worker_response_source: opt_s(r, "serviceWorkerResponseSource"),
-        connection_reused: r["connectionReused"].as_bool(),
-        resource_timing: r.get("timing").cloned().unwrap_or(Value::Null),
-        header_bytes: r["encodedDataLength"].as_f64(),
+        from_disk_cache: r.from_disk_cache,
+        from_prefetch_cache: r.from_prefetch_cache,
+        from_service_worker: r.from_service_worker,
+        service_worker_response_source: r
+            .service_worker_response_source
+            .clone()
+            .filter(|t| !t.is_empty()),
+        connection_reused: r.connection_reused,
+        resource_timing: r.timing.clone().unwrap_or(Value::Null),
+        header_bytes: r.encoded_data_length,
     }
 }
 
 impl Entry {
     /// A hop from `Network.requestWillBeSent`.
-    pub fn from_request(id: String, hop: usize, p: &Value, initiator: Value) -> Entry {
-        let request = &p["request"];
-        let headers = header_pairs(&request["headers"]);
+    pub fn from_request(
+        id: String,
+        hop: usize,
+        p: &cdp::RequestWillBeSent,
+        initiator: Value,
+    ) -> Entry {
+        let request = &p.request;
+        let headers = header_pairs(&request.headers);
         let post = post_data(request, &headers);
-        let url = s(request, "url");
+        let url = request.url.clone();
         let graphql = hints::graphql(&url, post.bytes.as_deref());
         Entry {
             id,
-            cdp_request_id: s(p, "requestId"),
+            cdp_request_id: p.request_id.clone(),
             hop,
             url,
-            method: s(request, "method"),
-            resource_type: s(p, "type"),
-            frame_id: s(p, "frameId"),
-            loader_id: s(p, "loaderId"),
-            priority: opt_s(request, "initialPriority"),
+            method: request.method.clone(),
+            resource_type: super::type_name(p.resource_type.as_ref()),
+            frame_id: p.frame_id.clone(),
+            loader_id: p.loader_id.clone(),
+            priority: request.initial_priority.clone().filter(|t| !t.is_empty()),
             initiator,
             request_headers: headers,
             post,
             graphql,
-            sent_at: p["timestamp"].as_f64(),
-            wall_time: p["wallTime"].as_f64(),
+            sent_at: p.timestamp,
+            wall_time: p.wall_time,
             seen: Some(std::time::Instant::now()),
-            render_blocking: opt_s(p, "renderBlockingBehavior"),
+            render_blocking: p.render_blocking_behavior.clone().filter(|t| !t.is_empty()),
             ..Entry::default()
         }
     }

@@ -26,6 +26,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::error::Warning;
+use crate::sdk::cdp::network::{self as cdp_network, NetworkEvent, ResourceType};
 use crate::sdk::redact;
 pub use bodies::BodyRecord;
 pub use entry::{Entry, State};
@@ -62,9 +63,11 @@ pub struct NetworkLog {
     /// CDP request id → indexes of its hops, in order.
     chains: HashMap<String, Vec<usize>>,
     /// `requestWillBeSentExtraInfo` per CDP id, in arrival order (the Nth belongs to hop N).
-    request_extra: HashMap<String, Vec<Value>>,
+    request_extra: HashMap<String, Vec<cdp_network::RequestExtraInfo>>,
     /// `responseReceivedExtraInfo` per CDP id, in arrival order.
-    response_extra: HashMap<String, Vec<Value>>,
+    response_extra: HashMap<String, Vec<cdp_network::ResponseExtraInfo>>,
+    /// `Network.*` events that did not decode.
+    undecodable: usize,
     /// `responseReceived` events announcing a `responseReceivedExtraInfo` (`hasExtraInfo`),
     /// per CDP id.
     extra_announced: HashMap<String, usize>,
@@ -84,8 +87,9 @@ pub struct NetworkLog {
     superseding: bool,
 }
 
-fn s(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+/// A resource type as `network.json` spells it (empty when CDP gave none).
+fn type_name(t: Option<&ResourceType>) -> String {
+    t.map(|t| t.as_str().to_string()).unwrap_or_default()
 }
 
 impl NetworkLog {
@@ -96,6 +100,7 @@ impl NetworkLog {
             chains: HashMap::new(),
             request_extra: HashMap::new(),
             response_extra: HashMap::new(),
+            undecodable: 0,
             extra_announced: HashMap::new(),
             inflight: HashSet::new(),
             last_activity: Instant::now(),
@@ -128,116 +133,133 @@ impl NetworkLog {
         self.entries.get_mut(i)
     }
 
-    /// Fold one CDP event in; other domains are ignored.
+    /// Fold one CDP event in; other domains are ignored. An event that does not decode
+    /// ([`NetworkEvent::decode`]) is counted in `summary.undecodable_events`.
     pub fn on_event(&mut self, method: &str, p: &Value) {
-        let id = s(p, "requestId");
-        let ts = p["timestamp"].as_f64();
-        match method {
-            "Network.requestWillBeSent" => {
+        if !method.starts_with("Network.") {
+            return;
+        }
+        match NetworkEvent::decode(method, p) {
+            Ok(ev) => self.fold(ev),
+            Err(_) => self.undecodable += 1,
+        }
+    }
+
+    /// Fold one decoded event in.
+    pub fn fold(&mut self, ev: NetworkEvent) {
+        match ev {
+            NetworkEvent::RequestWillBeSent(p) => {
                 self.last_activity = Instant::now();
                 if self.t0.is_none() {
-                    self.t0 = ts;
+                    self.t0 = p.timestamp;
                 }
-                self.request_will_be_sent(id, p);
+                self.request_will_be_sent(&p);
             }
-            "Network.requestWillBeSentExtraInfo" => {
-                self.request_extra
-                    .entry(id.clone())
-                    .or_default()
-                    .push(p.clone());
+            NetworkEvent::RequestExtraInfo(x) => {
+                let id = x.request_id.clone();
+                self.request_extra.entry(id.clone()).or_default().push(x);
                 self.apply_extra(&id);
             }
-            "Network.responseReceivedExtraInfo" => {
-                self.response_extra
-                    .entry(id.clone())
-                    .or_default()
-                    .push(p.clone());
+            NetworkEvent::ResponseExtraInfo(x) => {
+                let id = x.request_id.clone();
+                self.response_extra.entry(id.clone()).or_default().push(x);
                 self.apply_extra(&id);
             }
-            "Network.responseReceived" => {
-                self.last_activity = Instant::now();
-                if p["hasExtraInfo"] == true {
-                    *self.extra_announced.entry(id.clone()).or_default() += 1;
-                }
-                if let Some(e) = self.last_hop(&id) {
-                    e.response = Some(entry::response(&p["response"]));
-                    e.responded_at = ts;
-                    if e.state == State::Pending {
-                        e.state = State::Responded;
-                    }
-                    if e.resource_type.is_empty() {
-                        e.resource_type = s(p, "type");
-                    }
-                }
-            }
-            "Network.requestServedFromCache" => {
-                if let Some(e) = self.last_hop(&id) {
+            NetworkEvent::ResponseReceived(p) => self.response_received(&p),
+            NetworkEvent::ServedFromCache(p) => {
+                if let Some(e) = self.last_hop(&p.request_id) {
                     e.from_memory_cache = true;
                 }
             }
-            "Network.dataReceived" => {
+            NetworkEvent::DataReceived(p) => {
                 self.last_activity = Instant::now();
-                if let Some(e) = self.last_hop(&id) {
-                    e.decoded_bytes += p["dataLength"].as_u64().unwrap_or(0);
+                if let Some(e) = self.last_hop(&p.request_id) {
+                    e.decoded_bytes += p.data_length.unwrap_or(0);
                 }
             }
-            "Network.resourceChangedPriority" => {
-                if let Some(e) = self.last_hop(&id) {
-                    e.priority = p["newPriority"].as_str().map(String::from);
+            NetworkEvent::PriorityChanged(p) => {
+                if let Some(e) = self.last_hop(&p.request_id) {
+                    e.priority = p.new_priority;
                 }
             }
-            "Network.loadingFinished" => {
+            NetworkEvent::LoadingFinished(p) => {
                 self.last_activity = Instant::now();
-                self.inflight.remove(&id);
-                if let Some(e) = self.last_hop(&id) {
+                self.inflight.remove(&p.request_id);
+                if let Some(e) = self.last_hop(&p.request_id) {
                     e.state = State::Finished;
-                    e.ended_at = ts;
-                    e.encoded_bytes = p["encodedDataLength"].as_f64();
+                    e.ended_at = p.timestamp;
+                    e.encoded_bytes = p.encoded_data_length;
                 }
             }
-            "Network.loadingFailed" => {
-                self.last_activity = Instant::now();
-                self.inflight.remove(&id);
-                let last = self.chains.get(&id).and_then(|h| h.last()).copied();
-                let e = last.and_then(|i| self.entries.get_mut(i));
-                if let Some(e) = e.filter(|e| !stalled::was_cut(e)) {
-                    e.state = State::Failed;
-                    e.ended_at = ts;
-                    e.failure = Some(entry::Failure {
-                        error_text: s(p, "errorText"),
-                        canceled: p["canceled"].as_bool().unwrap_or(false),
-                        blocked_reason: stalled::blocked_reason(
-                            p["blockedReason"].as_str(),
-                            &e.url,
-                            &self.cut_hosts,
-                        ),
-                        cors_error: p["corsErrorStatus"]["corsError"].as_str().map(String::from),
-                    });
-                }
-            }
-            m if m.starts_with("Network.webSocket") => self.websocket(m, id, p),
-            "Network.eventSourceMessageReceived" => {
+            NetworkEvent::LoadingFailed(p) => self.loading_failed(p),
+            NetworkEvent::EventSourceMessage(p) => {
                 let record = self.record_sse;
                 let mut budget = self.stream_budget;
-                if let Some(e) = self.last_hop(&id) {
+                if let Some(e) = self.last_hop(&p.request_id) {
                     let log = e
                         .stream
                         .get_or_insert_with(|| StreamLog::new(StreamKind::EventSource, record));
                     log.push(
-                        p["data"].as_str().unwrap_or(""),
-                        json!({"event_name": p["eventName"], "event_id": p["eventId"], "timestamp_ms": ts}),
+                        &p.data,
+                        json!({"event_name": p.event_name, "event_id": p.event_id, "timestamp_ms": p.timestamp}),
                         &mut budget,
                     );
                 }
                 self.stream_budget = budget;
             }
-            _ => {}
+            ev => self.websocket(ev),
         }
     }
 
-    fn request_will_be_sent(&mut self, id: String, p: &Value) {
+    fn response_received(&mut self, p: &cdp_network::ResponseReceived) {
+        self.last_activity = Instant::now();
+        if p.has_extra_info {
+            *self
+                .extra_announced
+                .entry(p.request_id.clone())
+                .or_default() += 1;
+        }
+        if let Some(e) = self.last_hop(&p.request_id) {
+            e.response = Some(entry::response(&p.response));
+            e.responded_at = p.timestamp;
+            if e.state == State::Pending {
+                e.state = State::Responded;
+            }
+            if e.resource_type.is_empty() {
+                e.resource_type = type_name(p.resource_type.as_ref());
+            }
+        }
+    }
+
+    fn loading_failed(&mut self, p: cdp_network::LoadingFailed) {
+        self.last_activity = Instant::now();
+        self.inflight.remove(&p.request_id);
+        let last = self
+            .chains
+            .get(&p.request_id)
+            .and_then(|h| h.last())
+            .copied();
+        let e = last.and_then(|i| self.entries.get_mut(i));
+        if let Some(e) = e.filter(|e| !stalled::was_cut(e)) {
+            e.state = State::Failed;
+            e.ended_at = p.timestamp;
+            e.failure = Some(entry::Failure {
+                error_text: p.error_text,
+                canceled: p.canceled,
+                blocked_reason: stalled::blocked_reason(
+                    p.blocked_reason.as_deref(),
+                    &e.url,
+                    &self.cut_hosts,
+                ),
+                cors_error: p.cors_error_status.cors_error,
+            });
+        }
+    }
+
+    fn request_will_be_sent(&mut self, p: &cdp_network::RequestWillBeSent) {
+        let id = p.request_id.clone();
         let chain_len = self.chains.get(&id).map_or(0, Vec::len);
-        let initiator = entry::initiator(&p["initiator"], |rid| {
+        let initiator = entry::initiator(&p.initiator, |rid| {
             let hops = self.chains.get(rid)?;
             hops.last().map(|&i| self.entries[i].id.clone())
         });
@@ -246,13 +268,13 @@ impl NetworkLog {
             let hop_id = format!("{id}.r{chain_len}");
             let prev_id = match self.last_hop(&id) {
                 Some(prev) => {
-                    if p["redirectResponse"].is_object() {
-                        prev.response = Some(entry::response(&p["redirectResponse"]));
-                        prev.encoded_bytes = p["redirectResponse"]["encodedDataLength"].as_f64();
+                    if let Some(r) = &p.redirect_response {
+                        prev.response = Some(entry::response(r));
+                        prev.encoded_bytes = r.encoded_data_length;
                     }
                     prev.state = State::Finished;
-                    prev.responded_at = prev.responded_at.or(p["timestamp"].as_f64());
-                    prev.ended_at = p["timestamp"].as_f64();
+                    prev.responded_at = prev.responded_at.or(p.timestamp);
+                    prev.ended_at = p.timestamp;
                     prev.redirected_to = Some(hop_id.clone());
                     prev.id.clone()
                 }
@@ -262,18 +284,15 @@ impl NetworkLog {
             e.redirected_from = Some(prev_id);
             self.push(id.clone(), e);
         } else {
-            let e = Entry::from_request(id.clone(), 0, p, initiator);
+            let mut e = Entry::from_request(id.clone(), 0, p, initiator);
             let is_main_doc = e.resource_type == "Document" && e.frame_id == self.main_frame;
             if is_main_doc && !e.url.starts_with("about:") {
                 self.document = Some(id.clone());
             }
             if e.resource_type == "EventSource" {
-                let mut e = e;
                 e.stream = Some(StreamLog::new(StreamKind::EventSource, self.record_sse));
-                self.push(id.clone(), e);
-            } else {
-                self.push(id.clone(), e);
             }
+            self.push(id.clone(), e);
         }
         self.inflight.insert(id.clone());
         self.apply_extra(&id);
@@ -296,91 +315,91 @@ impl NetworkLog {
         for (n, &i) in hops.iter().enumerate() {
             let e = &mut self.entries[i];
             if let Some(x) = self.request_extra.get(cdp_id).and_then(|l| l.get(n)) {
-                e.request_headers_extra = Some(entry::header_pairs(&x["headers"]));
-                e.request_cookies = x["associatedCookies"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
+                e.request_headers_extra = Some(entry::header_pairs(&x.headers));
+                e.request_cookies = x.associated_cookies.clone();
             }
             if let Some(x) = self.response_extra.get(cdp_id).and_then(|l| l.get(n)) {
-                e.response_headers_extra = Some(entry::header_pairs(&x["headers"]));
-                e.blocked_response_cookies =
-                    x["blockedCookies"].as_array().cloned().unwrap_or_default();
+                e.response_headers_extra = Some(entry::header_pairs(&x.headers));
+                e.blocked_response_cookies = x.blocked_cookies.clone();
             }
         }
     }
 
-    fn websocket(&mut self, method: &str, id: String, p: &Value) {
-        let ts = p["timestamp"].as_f64();
-        if method == "Network.webSocketCreated" {
-            if self.chains.contains_key(&id) {
+    fn websocket(&mut self, ev: NetworkEvent) {
+        if let NetworkEvent::WebSocketCreated(p) = ev {
+            if self.chains.contains_key(&p.request_id) {
                 return;
             }
-            let initiator = entry::initiator(&p["initiator"], |_| None);
+            let initiator = entry::initiator(&p.initiator, |_| None);
             let e = Entry {
-                id: id.clone(),
-                cdp_request_id: id.clone(),
-                url: s(p, "url"),
+                id: p.request_id.clone(),
+                cdp_request_id: p.request_id.clone(),
+                url: p.url,
                 method: "GET".into(),
                 resource_type: "WebSocket".into(),
                 initiator,
                 stream: Some(StreamLog::new(StreamKind::WebSocket, self.record_ws)),
                 ..Entry::default()
             };
-            self.push(id, e);
+            self.push(p.request_id, e);
             return;
         }
+        let id = match &ev {
+            NetworkEvent::WebSocketRequest(p) | NetworkEvent::WebSocketResponse(p) => {
+                p.request_id.clone()
+            }
+            NetworkEvent::WebSocketFrame(_, p) | NetworkEvent::WebSocketFrameError(p) => {
+                p.request_id.clone()
+            }
+            NetworkEvent::WebSocketClosed(p) => p.request_id.clone(),
+            _ => return,
+        };
         let mut budget = self.stream_budget;
         let Some(e) = self.last_hop(&id) else {
             return;
         };
-        match method {
-            "Network.webSocketWillSendHandshakeRequest" => {
-                e.request_headers = entry::header_pairs(&p["request"]["headers"]);
-                e.sent_at = ts;
-                e.wall_time = p["wallTime"].as_f64();
+        match ev {
+            NetworkEvent::WebSocketRequest(p) => {
+                e.request_headers = entry::header_pairs(&p.request.headers);
+                e.sent_at = p.timestamp;
+                e.wall_time = p.wall_time;
             }
-            "Network.webSocketHandshakeResponseReceived" => {
-                let r = &p["response"];
-                e.response = Some(entry::response(r));
-                if r["requestHeaders"].is_object() {
-                    e.request_headers_extra = Some(entry::header_pairs(&r["requestHeaders"]));
+            NetworkEvent::WebSocketResponse(p) => {
+                e.response = Some(entry::response(&p.response));
+                if p.response.request_headers.is_object() {
+                    e.request_headers_extra =
+                        Some(entry::header_pairs(&p.response.request_headers));
                 }
-                e.responded_at = ts;
+                e.responded_at = p.timestamp;
                 e.state = State::Responded;
             }
-            "Network.webSocketFrameSent" | "Network.webSocketFrameReceived" => {
-                let f = &p["response"];
-                let direction = if method.ends_with("Sent") {
-                    "sent"
-                } else {
-                    "received"
-                };
-                let opcode = f["opcode"].as_u64().unwrap_or(0);
+            NetworkEvent::WebSocketFrame(sent, p) => {
+                let direction = if sent { "sent" } else { "received" };
+                let opcode = p.response.opcode.unwrap_or(0);
                 if let Some(log) = e.stream.as_mut() {
                     log.push(
-                        f["payloadData"].as_str().unwrap_or(""),
+                        &p.response.payload_data,
                         json!({
                             "direction": direction,
                             "opcode": opcode,
                             "payload_encoding": if opcode == 2 { "base64" } else { "utf8" },
-                            "timestamp_ms": ts,
+                            "timestamp_ms": p.timestamp,
                         }),
                         &mut budget,
                     );
                 }
             }
-            "Network.webSocketFrameError" => {
+            NetworkEvent::WebSocketFrameError(p) => {
                 if let Some(log) = e.stream.as_mut() {
-                    log.errors.push(s(p, "errorMessage"));
+                    log.errors.push(p.error_message);
                 }
             }
-            "Network.webSocketClosed" => {
+            NetworkEvent::WebSocketClosed(p) => {
                 if let Some(log) = e.stream.as_mut() {
                     log.closed = true;
                 }
                 e.state = State::Finished;
-                e.ended_at = ts;
+                e.ended_at = p.timestamp;
             }
             _ => {}
         }
@@ -516,6 +535,7 @@ impl NetworkLog {
             .filter(|e| e.from_service_worker())
             .count());
         summary["websocket_frames_total"] = json!(streams(StreamKind::WebSocket));
+        summary["undecodable_events"] = json!(self.undecodable);
         summary["event_source_messages_total"] = json!(streams(StreamKind::EventSource));
         let count = |status: &str| bodies.values().filter(|b| b.status == status).count();
         summary["bodies"] = json!({

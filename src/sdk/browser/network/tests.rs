@@ -254,3 +254,39 @@ fn websocket_and_event_source_streams() {
     assert_eq!(sse["event_source"]["messages"].as_array().unwrap().len(), 0);
     assert_eq!(v["summary"]["websocket_frames_total"], 2);
 }
+
+/// `network.json` reads events through the decoder `/recent-requests` shares: unknown fields
+/// and an unknown resource type are kept, and an event that does not decode is counted in
+/// the summary instead of vanishing.
+#[test]
+fn unknown_fields_and_types_are_kept_and_undecodable_events_counted() {
+    let mut log = NetworkLog::new("F1");
+    rwbs(
+        &mut log,
+        "T",
+        "Teleport",
+        "http://a/t",
+        json!({"futureParam": {"x": [1]}, "request": {"url": "http://a/t", "method": "GET",
+            "headers": {}, "brandNew": true}}),
+    );
+    log.on_event(
+        "Network.responseReceived",
+        &json!({"requestId": "T", "timestamp": 100.3, "type": "Teleport", "newFlag": 1,
+            "response": {"status": 200, "mimeType": "text/plain", "headers": {},
+                "fromEdgeCache": true}}),
+    );
+    log.on_event(
+        "Network.loadingFinished",
+        &json!({"requestId": "T", "timestamp": "soon"}),
+    );
+    log.on_event("Network.somethingNew", &json!({"requestId": "T"}));
+    let v = doc(&log);
+    let e = &v["entries"][0];
+    assert_eq!(e["resource_type"], "Teleport");
+    assert_eq!(e["response"]["status"], 200);
+    assert_eq!(
+        e["state"], "responded",
+        "the bad loadingFinished was not applied"
+    );
+    assert_eq!(v["summary"]["undecodable_events"], 1);
+}
