@@ -2,7 +2,7 @@
 //!
 //! CLI flags, SDK builder calls and MCP tool arguments are three ways of filling a
 //! [`FetchSpec`]; none of them validates on its own. [`FetchSpec::validate`] (in
-//! `validate.rs`) is the only way to a [`super::FetchRequest`], so nothing unchecked reaches
+//! `validate/`) is the only way to a [`super::FetchRequest`], so nothing unchecked reaches
 //! the pipeline. Values stay in their textual form (`"always"`, `"selector:#app"`,
 //! `"Name: value"`) so the three ways in share one parser and one set of messages.
 //!
