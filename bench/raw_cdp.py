@@ -3,7 +3,10 @@
 warm host, and nothing else — new tab, navigate, wait for load plus a network-quiet window,
 outerHTML + innerText + full-page screenshot, close the tab.
 
-Usage: raw_cdp.py <ws://host:port/cdp> <url> <out-dir> [quiet_ms]
+Usage: raw_cdp.py <ws://host:port/cdp> <url> <out-dir> [quiet_ms|load]
+
+`load` is the floor with no quiet window (issue 26): the same capture right after the load
+event, whatever is still in flight.
 """
 import asyncio
 import base64
@@ -53,7 +56,7 @@ async def main(ws_url, url, out, quiet_ms):
         loop = asyncio.get_running_loop()
         quiet_since = loop.time()
         while True:
-            timeout = quiet_ms / 1000 - (loop.time() - quiet_since) if loaded and not inflight else 10
+            timeout = quiet_ms / 1000 - (loop.time() - quiet_since) if quiet_ms is not None and loaded and not inflight else 10
             try:
                 ev = await asyncio.wait_for(events.get(), timeout=max(timeout, 0.001))
             except asyncio.TimeoutError:
@@ -65,6 +68,8 @@ async def main(ws_url, url, out, quiet_ms):
             m, p = ev["method"], ev.get("params", {})
             if m == "Page.loadEventFired":
                 loaded = True
+                if quiet_ms is None:
+                    break
             elif m == "Network.requestWillBeSent":
                 inflight.add(p["requestId"])
             elif m in ("Network.loadingFinished", "Network.loadingFailed"):
@@ -90,4 +95,5 @@ async def main(ws_url, url, out, quiet_ms):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 500))
+    quiet = sys.argv[4] if len(sys.argv) > 4 else "500"
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], None if quiet == "load" else int(quiet)))

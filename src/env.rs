@@ -60,6 +60,8 @@ pub const UPLOAD_MAX_BYTES: &str = "AFHTTP_UPLOAD_MAX_BYTES";
 pub const MAX_CLIENTS: &str = "AFHTTP_MAX_CLIENTS";
 /// `afhttp host --max-tabs`.
 pub const MAX_TABS: &str = "AFHTTP_MAX_TABS";
+/// `afhttp host --tab-pool`.
+pub const TAB_POOL: &str = "AFHTTP_TAB_POOL";
 /// `afhttp host --no-mcp` (a true value): serve no `/mcp`.
 pub const NO_MCP: &str = "AFHTTP_NO_MCP";
 /// `afhttp host --mcp-output-ttl` (an age: 90m, 12h, 1d).

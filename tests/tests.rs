@@ -53,6 +53,7 @@ mod security;
 mod skill;
 mod stall;
 mod swarm;
+mod tab_pool;
 mod takeover;
 mod takeover_fetch;
 mod transfer;

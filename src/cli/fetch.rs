@@ -32,29 +32,42 @@ pub struct FetchArgs {
     pub egress_allow: Vec<String>,
 }
 
-/// Run `afhttp fetch`.
-pub fn run(args: FetchArgs) -> Event {
+/// Run `afhttp fetch`: `emit` prints the answer as soon as it is known; the clean-ups
+/// that follow it (closing the tab, stopping an inline browser) end before this returns.
+pub fn run(args: FetchArgs, emit: &dyn Fn(&Event)) -> Event {
     // A fleet routes the fetch; --endpoint-url (more specific) wins over it.
+    let refuse = |e: &AfError| {
+        let event = Event::error(e, None);
+        emit(&event);
+        event
+    };
     let fleet = match args.host.routing_fleet() {
         Ok(f) => f,
-        Err(e) => return Event::error(&e, None),
+        Err(e) => return refuse(&e),
     };
     let request = match resolve(args) {
         Ok(r) => r,
-        Err(e) => return Event::error(&flag_hint(e), None),
+        Err(e) => return refuse(&flag_hint(e)),
     };
+    crate::sdk::afterwards::answer_first();
     let run = async {
-        match &fleet {
+        let fetched = match &fleet {
             Some((fleet, connect)) => {
                 crate::sdk::fleet::route::fetch(fleet, request, *connect).await
             }
             None => sdk_fetch::fetch(request).await,
-        }
+        };
+        let event = match fetched {
+            Ok(outcome) => Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json())),
+            Err(failure) => Event::error(&flag_hint(failure.error), Some(failure.trace.to_json())),
+        };
+        emit(&event);
+        crate::sdk::afterwards::finish(super::AFTER_ANSWER_BOUND).await;
+        event
     };
     match super::block_on(run) {
-        Ok(Ok(outcome)) => Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json())),
-        Ok(Err(failure)) => Event::error(&flag_hint(failure.error), Some(failure.trace.to_json())),
-        Err(e) => Event::error(&e, None),
+        Ok(event) => event,
+        Err(e) => refuse(&e),
     }
 }
 

@@ -20,6 +20,9 @@ const MAX_SWITCH_WAIT_MS: u64 = 600_000;
 /// Upper bound of `--max-clients` and `--max-tabs` (far beyond what one browser sustains).
 const MAX_CAP: usize = 4096;
 
+/// Largest `--tab-pool`.
+const MAX_TAB_POOL: usize = 16;
+
 /// Turn flags into validated options.
 pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     let listen = ListenAddr::parse(&args.listen)?;
@@ -141,6 +144,13 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     }
     opts.max_clients = args.max_clients;
     opts.max_tabs = args.max_tabs;
+    if args.tab_pool > MAX_TAB_POOL {
+        return Err(AfError::invalid(format!(
+            "--tab-pool {} must be between 0 and {MAX_TAB_POOL}",
+            args.tab_pool
+        )));
+    }
+    opts.tab_pool = args.tab_pool;
     let output_ttl = crate::profile::parse_age(&args.mcp_output_ttl)
         .map_err(|e| AfError::invalid(format!("--mcp-output-ttl: {}", e.message)))?;
     if output_ttl.is_zero() {
@@ -179,6 +189,8 @@ pub fn run(args: HostArgs) -> (Option<Event>, u8) {
         return (None, code);
     }
     let fail = |e: &AfError| (Some(Event::error(e, None)), super::output::EXIT_ERROR);
+    // `/mcp` answers before its fetches' tabs close; the host lives on to close them.
+    crate::sdk::afterwards::answer_first();
     let opts = match resolve(args) {
         Ok(o) => o,
         Err(e) => return fail(&e),

@@ -98,6 +98,11 @@ pub struct HostArgs {
     /// 1 to 4096.
     #[arg(long, value_name = "N", env = env::MAX_TABS, default_value_t = crate::host::listener::config::DEFAULT_MAX_TABS)]
     pub max_tabs: usize,
+    /// Blank tabs kept ready so a fetch does not wait for one to be created (each serves one
+    /// fetch, then closes; refilled after each use; not listed, not counted in --max-tabs).
+    /// 0 turns it off. 0 to 16.
+    #[arg(long, value_name = "N", env = env::TAB_POOL, default_value_t = crate::host::listener::config::DEFAULT_TAB_POOL)]
+    pub tab_pool: usize,
     /// Serve no `/mcp` (Streamable HTTP MCP). It is served by default, only to callers with
     /// the bearer token (a host without a token answers 401 there).
     #[arg(long, env = env::NO_MCP, value_parser = clap::builder::FalseyValueParser::new())]

@@ -111,9 +111,14 @@ pub fn run(args: McpArgs) -> Option<Event> {
         fleet,
     };
     let server = AfhttpMcp::new(config);
+    // Answers go out before their tabs close and inline browsers stop; those finish
+    // before the server exits.
+    crate::sdk::afterwards::answer_first();
     let serve = async {
         let (stdin, stdout) = super::output::protocol_streams();
-        crate::mcp::transport::serve_stdio(server, stdin, stdout).await
+        let served = crate::mcp::transport::serve_stdio(server, stdin, stdout).await;
+        crate::sdk::afterwards::finish(super::AFTER_ANSWER_BOUND).await;
+        served
     };
     match super::block_on(serve) {
         Ok(Ok(())) => None,

@@ -123,6 +123,14 @@ pub fn run(args: Vec<OsString>) -> u8 {
             None => output::EXIT_OK,
         };
     }
+    if let Commands::Fetch(args) = cli.command {
+        let event = fetch::run(*args, &|e| output::emit(e, false));
+        return if event.is_error() {
+            output::EXIT_ERROR
+        } else {
+            output::EXIT_OK
+        };
+    }
     let (event, reveal) = match cli.command {
         Commands::Container(args) => container::run(args),
         other => (dispatch(other), false),
@@ -137,7 +145,9 @@ pub fn run(args: Vec<OsString>) -> u8 {
 
 fn dispatch(command: Commands) -> Event {
     match command {
-        Commands::Fetch(args) => fetch::run(*args),
+        Commands::Fetch(_) => {
+            Event::error(&AfError::invalid("fetch is dispatched separately"), None)
+        }
         Commands::Host(_) => Event::error(&AfError::invalid("host is dispatched separately"), None),
         Commands::Upload(args) => upload::run(args),
         Commands::Cdp(args) => cdp::run(args),
@@ -251,6 +261,10 @@ where
         None => event,
     }
 }
+
+/// How long a command waits, after printing its answer, for the clean-ups the answer did
+/// not wait for (closing tabs, stopping an inline browser; [`crate::sdk::afterwards`]).
+pub(crate) const AFTER_ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Run a future to completion on a small single-threaded runtime.
 pub fn block_on<F: std::future::Future>(fut: F) -> Result<F::Output, AfError> {

@@ -111,6 +111,8 @@ impl InlineHost {
         let socket = dir.path().join("host.sock");
         let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
         opts.wait_for_product = false;
+        // Its one fetch takes the browser's start-up tab.
+        opts.tab_pool = 0;
         opts.ephemeral_root = memory_scratch_root();
         opts.backend = family;
         opts.browser_bin =

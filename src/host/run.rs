@@ -79,6 +79,8 @@ pub struct HostOptions {
     pub max_clients: usize,
     /// `--max-tabs`.
     pub max_tabs: usize,
+    /// `--tab-pool` (an inline host keeps none: it serves one fetch, over its own tab).
+    pub tab_pool: usize,
     /// `--takeover-provider` (`None`: off).
     pub takeover: Option<Provider>,
     /// `--takeover-quality-percent`.
@@ -123,6 +125,7 @@ impl HostOptions {
             upload_max_bytes: listener::config::DEFAULT_UPLOAD_MAX_BYTES,
             max_clients: listener::config::DEFAULT_MAX_CLIENTS,
             max_tabs: listener::config::DEFAULT_MAX_TABS,
+            tab_pool: listener::config::DEFAULT_TAB_POOL,
             takeover: None,
             takeover_quality_percent: 80,
             // Off natively (precise network errors, no extra hop); the image turns it on.
@@ -263,6 +266,8 @@ fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
     config.upload_max_bytes = opts.upload_max_bytes;
     config.max_clients = opts.max_clients;
     config.max_tabs = opts.max_tabs;
+    // Ready tabs open windows of their own: a human at a headful browser would see them.
+    config.tab_pool = if opts.headless { opts.tab_pool } else { 0 };
     config.validate()?;
     Ok(config)
 }

@@ -2,6 +2,7 @@
 //!
 //! `afhttp fetch` is a thin consumer of this module; library users get the same surface.
 
+pub mod afterwards;
 pub mod artifact;
 pub mod browser;
 pub mod builder;

@@ -51,10 +51,17 @@ pub async fn open_pages(state: &ListenerState) -> Option<usize> {
     let list = super::devtools::fetch_json(&upstream.http_base, "/json/list")
         .await
         .ok()?;
+    // The pool's ready tabs are the host's, not the clients'.
+    let ready = state.pool.ready();
     Some(
         list.as_array()?
             .iter()
             .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+            .filter(|t| {
+                t.get("id")
+                    .and_then(Value::as_str)
+                    .is_none_or(|id| !ready.contains(id))
+            })
             .count(),
     )
 }

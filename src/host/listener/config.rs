@@ -152,7 +152,12 @@ pub struct ListenerConfig {
     pub max_tabs: usize,
     /// This machine's hostname (read once), one of the Host names `/mcp` accepts.
     pub machine_hostname: String,
+    /// Ready tabs kept for fetches (`--tab-pool`; 0: none), see [`super::tab_pool`].
+    pub tab_pool: usize,
 }
+
+/// The default `--tab-pool`.
+pub const DEFAULT_TAB_POOL: usize = 2;
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
 pub const DEFAULT_MAX_CLIENTS: usize = 16;
@@ -175,6 +180,7 @@ impl ListenerConfig {
             max_clients: DEFAULT_MAX_CLIENTS,
             max_tabs: DEFAULT_MAX_TABS,
             machine_hostname: crate::profile::this_hostname(),
+            tab_pool: DEFAULT_TAB_POOL,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod slots;
 pub mod stall_memory;
 pub mod state;
 pub mod tab_lease;
+pub mod tab_pool;
 pub mod takeover;
 pub mod transfer;
 pub mod uploads;

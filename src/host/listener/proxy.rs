@@ -200,6 +200,7 @@ async fn splice_to(
     };
     let disconnected = state.disconnected();
     let guard = state.client_opened();
+    let pool = Arc::clone(&state.pool);
     let state = state.clone();
     let browser_url = url.to_string();
     upgrade
@@ -215,29 +216,56 @@ async fn splice_to(
             let (client_tx, client_rx) = client.split();
             let (upstream_tx, upstream_rx) = upstream.split();
             let outgoing = leases.clone();
-            let gated = client_rx.then(move |message| {
-                let state = state.clone();
-                let leases = outgoing.clone();
-                async move {
-                    let Ok(ws::Message::Text(text)) = message else {
-                        return message;
-                    };
-                    let gated = super::caps::gate_text(&state, text).await;
-                    Ok(match (gated, &leases) {
-                        (ws::Message::Text(text), Some(l)) => match l.outgoing(text.as_str()) {
-                            Some(rewritten) => ws::Message::Text(ws::Utf8Bytes::from(rewritten)),
-                            None => ws::Message::Text(text),
-                        },
-                        (other, _) => other,
-                    })
-                }
-            });
+            // Answers the host gives itself (a ready tab for a created one) join the
+            // browser's on the way to the client.
+            let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+            let lists = Arc::new(super::tab_pool::ListCalls::default());
+            let listed = Arc::clone(&lists);
+            let ws_url = browser_url.clone();
+            let gated = client_rx
+                .then(move |message| {
+                    let state = state.clone();
+                    let leases = outgoing.clone();
+                    let answers = answers_tx.clone();
+                    let lists = Arc::clone(&listed);
+                    let ws_url = ws_url.clone();
+                    async move {
+                        let Ok(ws::Message::Text(text)) = message else {
+                            return Some(message);
+                        };
+                        if let Some(l) = &leases {
+                            if let Some(answer) = from_pool(&state, l, &ws_url, text.as_str()) {
+                                let _ = answers.send(answer);
+                                return None;
+                            }
+                            lists.outgoing(text.as_str());
+                        }
+                        let gated = super::caps::gate_text(&state, text).await;
+                        Some(Ok(match (gated, &leases) {
+                            (ws::Message::Text(text), Some(l)) => match l.outgoing(text.as_str()) {
+                                Some(rewritten) => {
+                                    ws::Message::Text(ws::Utf8Bytes::from(rewritten))
+                                }
+                                None => ws::Message::Text(text),
+                            },
+                            (other, _) => other,
+                        }))
+                    }
+                })
+                .filter_map(std::future::ready);
             let incoming = leases.clone();
-            let upstream_rx = upstream_rx.inspect(move |m| {
-                if let (Ok(ts::Message::Text(text)), Some(l)) = (m, &incoming) {
+            let pool = Arc::clone(&pool);
+            let upstream_rx = upstream_rx.map(move |m| match (m, &incoming) {
+                (Ok(ts::Message::Text(text)), Some(l)) => {
                     l.incoming(text.as_str());
+                    match lists.incoming(text.as_str(), &pool) {
+                        Some(rewritten) => Ok(ts::Message::Text(Utf8Bytes::from(rewritten))),
+                        None => Ok(ts::Message::Text(text)),
+                    }
                 }
+                (m, _) => m,
             });
+            let upstream_rx = with_own_answers(upstream_rx, answers_rx);
             splice_halves(
                 client_tx,
                 Box::pin(gated),
@@ -264,6 +292,47 @@ async fn splice_to(
                 );
             }
         })
+}
+
+/// A temporary blank `Target.createTarget` answered with a ready tab of the pool, now
+/// leased to this client (`None`: the frame goes to the browser).
+fn from_pool(
+    state: &ListenerState,
+    leases: &TabLeases,
+    browser_ws_url: &str,
+    text: &str,
+) -> Option<String> {
+    if !text.contains("Target.createTarget") || state.pool.is_empty() {
+        return None;
+    }
+    let msg: serde_json::Value = serde_json::from_str(text).ok()?;
+    let id = super::tab_pool::poolable_create(&msg)?;
+    let tab = state.pool.take(browser_ws_url)?;
+    leases.adopt(&tab);
+    Some(super::tab_pool::created_answer(id, &tab))
+}
+
+/// The browser's frames, with the host's own answers mixed in; ends when the browser's
+/// side ends.
+fn with_own_answers<UR, UE>(
+    upstream_rx: UR,
+    answers: tokio::sync::mpsc::UnboundedReceiver<String>,
+) -> impl Stream<Item = Result<ts::Message, UE>> + Unpin
+where
+    UR: Stream<Item = Result<ts::Message, UE>> + Unpin,
+{
+    let browser = upstream_rx
+        .map(Some)
+        .chain(futures_util::stream::iter([None]));
+    let own = futures_util::stream::unfold(answers, |mut rx| async move {
+        let text = rx.recv().await?;
+        Some((Some(Ok(ts::Message::Text(Utf8Bytes::from(text)))), rx))
+    });
+    Box::pin(
+        futures_util::stream::select(browser, own)
+            .take_while(|m| std::future::ready(m.is_some()))
+            .filter_map(std::future::ready),
+    )
 }
 
 /// Pump both directions until either side closes or the host disconnects everyone; in

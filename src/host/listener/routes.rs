@@ -410,6 +410,7 @@ async fn json_list(
     };
     let base = ws_base(&headers, scheme);
     if let Value::Array(targets) = &mut doc {
+        super::tab_pool::without_ready(targets, &state.pool.ready(), "id");
         for target in targets.iter_mut().filter_map(Value::as_object_mut) {
             let id = target.get("id").and_then(Value::as_str).map(str::to_string);
             match id {

@@ -33,8 +33,10 @@ pub async fn serve(
     state.config.validate()?;
     let app = router(state.clone());
     let stopper = state.clone();
+    let pool = tokio::spawn(Arc::clone(&state.pool).run(Arc::clone(&state.view)));
     let stop = async move {
         shutdown.await;
+        pool.abort();
         stopper.disconnect_all("afhttp: the host is shutting down");
     };
     match &state.config.listen {

@@ -127,6 +127,8 @@ pub struct ListenerState {
     pub mcp: Option<McpEndpoint>,
     /// Third-party hosts that stalled in recent fetches (`/stalled-hosts`).
     pub stalls: super::stall_memory::StallMemory,
+    /// Ready tabs for fetches.
+    pub pool: Arc<super::tab_pool::TabPool>,
 }
 
 /// A request to close every proxied WebSocket.
@@ -163,6 +165,7 @@ impl ListenerState {
         let (disconnect, _) = watch::channel(Disconnect::default());
         let (clients, _) = watch::channel(0);
         let slots = super::slots::Slots::new(config.max_clients);
+        let pool = Arc::new(super::tab_pool::TabPool::new(config.tab_pool));
         Ok(ListenerState {
             view,
             config,
@@ -175,6 +178,7 @@ impl ListenerState {
             slots,
             mcp: None,
             stalls: super::stall_memory::StallMemory::default(),
+            pool,
         })
     }
 

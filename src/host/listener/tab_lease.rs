@@ -111,6 +111,11 @@ impl TabLeases {
         }
     }
 
+    /// `target` (a ready tab of the pool) is now this client's, as if it had created it.
+    pub fn adopt(&self, target: &str) {
+        self.lock().targets.push(target.to_string());
+    }
+
     /// The marked targets created so far.
     fn take(&self) -> Vec<String> {
         std::mem::take(&mut self.lock().targets)

@@ -22,17 +22,19 @@ pub struct Prepared {
     pub worker_override: Option<Value>,
 }
 
-/// Install the request's headers, identity (user agent, client hints, `navigator.webdriver`)
-/// and cookies on the session.
-pub async fn prepare(
+/// Install the request's headers and cookies on the session (its identity is
+/// [`identity`]'s).
+pub async fn install_request_state(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,
     t: Duration,
-) -> Result<Prepared, AfError> {
+) -> Result<(), AfError> {
     let s = Some(session);
-    let identity = identity(conn, session, req, t).await?;
-    if !req.headers.is_empty() {
+    let headers = async {
+        if req.headers.is_empty() {
+            return Ok(Value::Null);
+        }
         let mut headers = Map::new();
         for h in &req.headers {
             headers.insert(h.name.clone(), json!(h.value));
@@ -43,20 +45,26 @@ pub async fn prepare(
             json!({ "headers": headers }),
             t,
         )
-        .await?;
-    }
-    if !req.cookies.is_empty() {
+        .await
+    };
+    let cookies = async {
+        if req.cookies.is_empty() {
+            return Ok(Value::Null);
+        }
         let cookies: Vec<Value> = req.cookies.iter().map(|c| cookie_param(c, req)).collect();
         conn.send(s, "Network.setCookies", json!({ "cookies": cookies }), t)
-            .await?;
-    }
-    Ok(identity)
+            .await
+    };
+    let (headers, cookies) = tokio::join!(headers, cookies);
+    headers?;
+    cookies?;
+    Ok(())
 }
 
 /// The tab's identity ([`super::identity`]): the browser's own User-Agent without its
 /// headless token (or `--user-agent`) with matching client hints. (`navigator.webdriver` is
 /// the launch's `--disable-blink-features=AutomationControlled`.)
-async fn identity(
+pub async fn identity(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,

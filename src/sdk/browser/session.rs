@@ -78,6 +78,40 @@ pub async fn open(
     isolated: bool,
     timeout: Duration,
 ) -> Result<Tab, AfError> {
+    match open_once(conn, tab, temporary, reuse_blank, isolated, timeout).await {
+        // A new tab gone before it could be attached (a host's ready tab whose renderer
+        // died while it waited): one more, freshly made.
+        Err(Opening::NotAttached(_)) => open_once(conn, tab, temporary, false, isolated, timeout)
+            .await
+            .map_err(Opening::into_error),
+        r => r.map_err(Opening::into_error),
+    }
+}
+
+/// Why opening a tab failed.
+enum Opening {
+    /// A tab this fetch created could not be attached.
+    NotAttached(AfError),
+    /// Anything else.
+    Failed(AfError),
+}
+
+impl Opening {
+    fn into_error(self) -> AfError {
+        match self {
+            Opening::NotAttached(e) | Opening::Failed(e) => e,
+        }
+    }
+}
+
+async fn open_once(
+    conn: &CdpConnection,
+    tab: Option<&str>,
+    temporary: bool,
+    reuse_blank: bool,
+    isolated: bool,
+    timeout: Duration,
+) -> Result<Tab, Opening> {
     let blank = match tab {
         None if reuse_blank && !isolated => startup_blank_page(conn, timeout).await,
         _ => None,
@@ -95,7 +129,8 @@ pub async fn open(
                         json!({"disposeOnDetach": true}),
                         timeout,
                     )
-                    .await?;
+                    .await
+                    .map_err(Opening::Failed)?;
                 let id = r["browserContextId"]
                     .as_str()
                     .unwrap_or_default()
@@ -115,7 +150,7 @@ pub async fn open(
                 Ok(r) => r,
                 Err(e) => {
                     dispose_context(conn, context_id.as_deref()).await;
-                    return Err(e);
+                    return Err(Opening::Failed(e));
                 }
             };
             let id = r["targetId"].as_str().unwrap_or_default().to_string();
@@ -138,13 +173,13 @@ pub async fn open(
                 close_target(conn, &target_id, timeout).await;
             }
             dispose_context(conn, context_id.as_deref()).await;
-            let e = if created {
-                e
-            } else {
-                AfError::invalid(format!("tab {target_id}: cannot attach ({})", e.message))
-                    .with_field("tab")
-            };
-            return Err(e);
+            return Err(match created {
+                true => Opening::NotAttached(e),
+                false => Opening::Failed(
+                    AfError::invalid(format!("tab {target_id}: cannot attach ({})", e.message))
+                        .with_field("tab"),
+                ),
+            });
         }
     };
     Ok(Tab {

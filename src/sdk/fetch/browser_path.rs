@@ -34,6 +34,8 @@ pub struct BrowserSlot {
     implicit_jar_checked: bool,
     /// The throwaway browser this slot launched for this fetch alone.
     inline: Option<Box<dyn LaunchedBrowser>>,
+    /// Clean-ups of successful attempts (closing their tabs), run by [`Self::shutdown`].
+    after: Vec<futures_util::future::BoxFuture<'static, ()>>,
 }
 
 impl BrowserSlot {
@@ -191,8 +193,17 @@ impl BrowserSlot {
         Ok(client)
     }
 
-    /// Stop the inline host, if one was started; true when there was one.
+    /// Whether the slot started an inline browser.
+    pub fn has_inline(&self) -> bool {
+        self.started_inline()
+    }
+
+    /// Close the attempts' tabs, then stop the inline host, if one was started; true when
+    /// there was one.
     pub async fn shutdown(self) -> bool {
+        for end in self.after {
+            end.await;
+        }
         if let Some(c) = &self.client {
             c.close().await;
         }
@@ -272,8 +283,8 @@ pub async fn attempt(
     if !skipped.is_empty() {
         with_jar.want = Some(kept);
     }
-    let fetched =
-        crate::sdk::browser::browser_fetch(&conn, &with_jar, out, request_id, trace).await;
+    let (fetched, tab_end) =
+        crate::sdk::browser::fetch_in_tab(&conn, &with_jar, out, request_id, trace).await;
     slot.report_stalls(&with_jar, trace).await;
     // An isolated context (a fleet's ephemeral fetch) lives until its cookies are read.
     let context = trace
@@ -292,7 +303,19 @@ pub async fn attempt(
         trace,
     )
     .await;
-    crate::sdk::browser::session::dispose_context(&conn, context.as_deref()).await;
+    // Closing the tab and its context changes no fact of the answer: once the fetch has
+    // one, they wait for the slot's shutdown, after the answer ([`crate::sdk::afterwards`]).
+    // A failed attempt cleans up at once (a retry may follow).
+    let end = async move {
+        if let Some(end) = tab_end {
+            end.run(&conn).await;
+        }
+        crate::sdk::browser::session::dispose_context(&conn, context.as_deref()).await;
+    };
+    match result.is_ok() {
+        true => slot.after.push(Box::pin(end)),
+        false => end.await,
+    }
     result
 }
 

@@ -155,12 +155,19 @@ pub async fn fetch_with(
             }
         }
     };
+    // Closing tabs and stopping an inline browser change no fact of the answer.
     let shutdown_started = std::time::Instant::now();
-    if slot.shutdown().await {
+    if slot.has_inline() && !crate::sdk::afterwards::answering_first() {
+        slot.shutdown().await;
         trace.timing(
             "inline_host_stop",
             shutdown_started.elapsed().as_secs_f64() * 1000.0,
         );
+    } else {
+        crate::sdk::afterwards::after_answer(async move {
+            slot.shutdown().await;
+        })
+        .await;
     }
     trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
     record_sensitive_capture(&mut trace, &req, escalated.is_some());
