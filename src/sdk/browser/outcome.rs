@@ -25,7 +25,11 @@ pub(super) struct Files {
 /// The outcome of a navigation that became a download: no page to capture (the tab stays
 /// on its previous document), so no page artifacts; the download's facts once it settled.
 /// The bytes are still on the host; the caller moves them (`sdk::transfer`).
-pub(super) async fn download_outcome(run: &Run<'_>, out: &OutDir, trace: &mut Trace) -> FetchOutcome {
+pub(super) async fn download_outcome(
+    run: &Run<'_>,
+    out: &OutDir,
+    trace: &mut Trace,
+) -> FetchOutcome {
     let (download, warning) = settled_download(run, trace).await;
     let none = Files {
         files: Vec::new(),
@@ -33,7 +37,15 @@ pub(super) async fn download_outcome(run: &Run<'_>, out: &OutDir, trace: &mut Tr
         body_truncated: false,
     };
     let warnings = warning.into_iter().collect();
-    let mut o = outcome(run.req, run.state, run.request_id, out, none, None, warnings);
+    let mut o = outcome(
+        run.req,
+        run.state,
+        run.request_id,
+        out,
+        none,
+        None,
+        warnings,
+    );
     o.download = download;
     o
 }
