@@ -335,6 +335,8 @@ fn accept_markdown_takes_the_servers_markdown() {
                     .to_vec(),
             markdown: Some(b"# Docs\n\nMarkdown version of the page.\n".to_vec()),
             disposition: None,
+            content_length: None,
+            extra_headers: Vec::new(),
         },
     );
     let srv = DocServer::start(docs);

@@ -336,3 +336,45 @@ fn attachment_pdf_gets_its_text_on_the_browser_path() {
         run.context
     );
 }
+
+/// Serve gs.pdf at `/gs.pdf` changed by `edit`, and render it in a browser.
+fn render_served(edit: impl FnOnce(&mut crate::support::documents::Doc)) -> crate::support::Run {
+    let fx = pdf_fixtures();
+    let mut d = typed("application/pdf", &fx.bytes("gs.pdf"));
+    edit(&mut d);
+    let srv = DocServer::start(HashMap::from([("/gs.pdf".to_string(), d)]));
+    let f = Fixture::new();
+    crate::support::chromium::render(&f, &srv.url("/gs.pdf"), "text,content_json", &[])
+}
+
+/// The message of the `artifact_capture_failed` warning that says the main response was
+/// not read as a document.
+fn not_read_message(run: &crate::support::Run) -> String {
+    let r = run.result();
+    r["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["code"] == "artifact_capture_failed")
+        .filter_map(|w| w["message"].as_str())
+        .find(|m| m.contains("was not read as a document"))
+        .unwrap_or_else(|| panic!("no not-read warning\n{}", run.context))
+        .to_string()
+}
+
+#[test]
+fn a_pdf_over_the_interception_size_says_why_it_has_no_text() {
+    // Declared 300 MB (over the 256 MiB read through CDP); the body is cut short.
+    let run = render_served(|d| d.content_length = Some(300_000_000));
+    let m = not_read_message(&run);
+    assert!(m.contains("300000000 bytes, over the 256 MiB"), "{m}");
+    assert!(m.contains("--render none"), "{m}");
+}
+
+#[test]
+fn a_failed_read_at_the_fetch_stage_is_a_warning_not_a_silent_fallback() {
+    // A body labelled gzip that is not: the browser cannot decode it at the Fetch stage.
+    let run = render_served(|d| d.extra_headers.push("Content-Encoding: gzip".into()));
+    let m = not_read_message(&run);
+    assert!(m.contains("reading it at the Fetch stage failed"), "{m}");
+}

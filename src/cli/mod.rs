@@ -79,15 +79,6 @@ pub fn main() -> ExitCode {
 
 /// Parse `args` (including argv\[0\]), run the command, print its one event; returns the exit code.
 pub fn run(args: Vec<OsString>) -> u8 {
-    // The PDF reader's child process (internal, not in --help): see sdk::documents::pdf.
-    if args
-        .get(1)
-        .is_some_and(|a| a == crate::sdk::documents::pdf::CHILD_COMMAND)
-    {
-        let (code, report) = crate::sdk::documents::pdf::reader::child_main(&args[2..]);
-        output::emit_text(&report);
-        return code;
-    }
     if let Some(req) = help_doc::recursive_help_request(&args) {
         if let Some(page) = help_doc::render_request(&Cli::command(), &req) {
             output::emit_text(&page);

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::error::AfError;
+use crate::sdk::documents::pdf::READER_EXE;
 
 /// Where the image's `afhttp` binary comes from.
 #[derive(Debug, Clone)]
@@ -40,12 +41,7 @@ pub fn build(source: &BinarySource) -> Result<Vec<u8>, AfError> {
         BinarySource::Running => {
             let exe = std::env::current_exe()
                 .map_err(|e| AfError::io("locate the running afhttp executable", &e))?;
-            let bytes = std::fs::read(&exe)
-                .map_err(|e| AfError::io(format_args!("read {}", exe.display()), &e))?;
-            append_bytes(&mut tar, "afhttp", &bytes, 0o755)?;
-            for (path, text) in EMBEDDED {
-                append_bytes(&mut tar, path, text.as_bytes(), 0o644)?;
-            }
+            prebuilt(&mut tar, &exe)?;
         }
         BinarySource::SourceTree(dir) => {
             if !dir.join("Cargo.toml").is_file() || !dir.join("src").is_dir() {
@@ -65,6 +61,28 @@ pub fn build(source: &BinarySource) -> Result<Vec<u8>, AfError> {
     }
     tar.into_inner()
         .map_err(|e| AfError::io("finish the build context", &e))
+}
+
+/// The `prebuilt` stage's context: `exe` as `afhttp`, the PDF reader the fetch runs as a
+/// child (it lives beside `exe`), and the embedded files.
+fn prebuilt(tar: &mut tar::Builder<Vec<u8>>, exe: &Path) -> Result<(), AfError> {
+    for (path, text) in EMBEDDED {
+        append_bytes(tar, path, text.as_bytes(), 0o644)?;
+    }
+    let bytes =
+        std::fs::read(exe).map_err(|e| AfError::io(format_args!("read {}", exe.display()), &e))?;
+    append_bytes(tar, "afhttp", &bytes, 0o755)?;
+    let reader = exe.with_file_name(READER_EXE);
+    let bytes = std::fs::read(&reader).map_err(|e| {
+        AfError::io(
+            format_args!(
+                "read {} (the PDF reader, installed beside afhttp)",
+                reader.display()
+            ),
+            &e,
+        )
+    })?;
+    append_bytes(tar, READER_EXE, &bytes, 0o755)
 }
 
 fn append_bytes(
@@ -120,10 +138,20 @@ mod tests {
     }
 
     #[test]
-    fn running_binary_context_has_executable_and_dockerfile() {
-        let t = build(&BinarySource::Running).unwrap();
-        let n = names(&t);
+    fn running_binary_context_has_executable_reader_and_dockerfile() {
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("afhttp");
+        std::fs::write(&exe, "bin").unwrap();
+        let mut tar = tar::Builder::new(Vec::new());
+        // Without the reader beside it, the context is refused, saying which file is missing.
+        let e = prebuilt(&mut tar, &exe).unwrap_err();
+        assert!(e.message.contains(READER_EXE), "{}", e.message);
+        std::fs::write(d.path().join(READER_EXE), "reader").unwrap();
+        let mut tar = tar::Builder::new(Vec::new());
+        prebuilt(&mut tar, &exe).unwrap();
+        let n = names(&tar.into_inner().unwrap());
         assert!(n.contains(&("afhttp".to_string(), 0o755)), "{n:?}");
+        assert!(n.contains(&(READER_EXE.to_string(), 0o755)), "{n:?}");
         assert!(n.iter().any(|(p, _)| p == "image/Dockerfile"), "{n:?}");
         assert!(n.iter().any(|(p, _)| p == "kasmvnc/kasmvnc.yaml"), "{n:?}");
     }

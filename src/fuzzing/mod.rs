@@ -9,7 +9,7 @@
 pub mod cookies;
 pub mod html;
 pub mod inputs;
-#[cfg(feature = "cli")]
+#[cfg(feature = "pdf")]
 pub mod pdf;
 
 use std::borrow::Cow;
@@ -26,7 +26,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("header", inputs::header),
     ("profile_name", inputs::profile_name),
     ("html_content", html::html_content),
-    #[cfg(feature = "cli")]
+    #[cfg(feature = "pdf")]
     ("pdf_text", pdf::pdf_text),
 ];
 

@@ -15,7 +15,7 @@ pub const MAX_PAGES: u32 = 8;
 // Harness code: the URL is a constant that parses.
 #[allow(clippy::expect_used)]
 pub fn pdf_text(data: &[u8]) {
-    let report = reader::read(data, MAX_PAGES);
+    let report = reader::read(data.to_vec(), MAX_PAGES);
     let url = Url::parse("https://example.com/doc.pdf").expect("constant URL parses");
     let opts = DocumentOptions {
         max_pdf_pages: MAX_PAGES,

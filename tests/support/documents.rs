@@ -20,6 +20,11 @@ pub struct Doc {
     pub markdown: Option<Vec<u8>>,
     /// A `Content-Disposition` header to send, if any.
     pub disposition: Option<String>,
+    /// A `Content-Length` to declare instead of the body's (a server that lies about it,
+    /// or a body cut short: the connection closes after the bytes there are).
+    pub content_length: Option<u64>,
+    /// More header lines to send (`Name: value`).
+    pub extra_headers: Vec<String>,
 }
 
 /// A server on 127.0.0.1 that answers each path with its [`Doc`] (HTTP/1.1, one request a
@@ -63,6 +68,11 @@ impl DocServer {
                         }
                     }
                     let disposition = docs.get(&path).and_then(|d| d.disposition.clone());
+                    let declared = docs.get(&path).and_then(|d| d.content_length);
+                    let extra = docs
+                        .get(&path)
+                        .map(|d| d.extra_headers.clone())
+                        .unwrap_or_default();
                     let (status, ct, body) = match docs.get(&path) {
                         Some(d) => match &d.markdown {
                             Some(md) if accept.contains("text/markdown") => (
@@ -78,12 +88,16 @@ impl DocServer {
                             b"not found".to_vec(),
                         ),
                     };
-                    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\nVary: Accept\r\n", body.len());
+                    let length = declared.unwrap_or(body.len() as u64);
+                    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {length}\r\nConnection: close\r\nVary: Accept\r\n");
                     if let Some(ct) = ct {
                         head.push_str(&format!("Content-Type: {ct}\r\n"));
                     }
                     if let Some(d) = disposition {
                         head.push_str(&format!("Content-Disposition: {d}\r\n"));
+                    }
+                    for h in extra {
+                        head.push_str(&format!("{h}\r\n"));
                     }
                     head.push_str("\r\n");
                     let _ = conn.write_all(head.as_bytes());
@@ -118,6 +132,8 @@ pub fn typed(ct: &str, body: &[u8]) -> Doc {
         body: body.to_vec(),
         markdown: None,
         disposition: None,
+        content_length: None,
+        extra_headers: Vec::new(),
     }
 }
 

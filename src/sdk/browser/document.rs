@@ -176,6 +176,17 @@ pub async fn take(
     } else {
         raw.as_bytes().to_vec()
     };
+    // Chromium answers a body it could not receive or decode (a false `Content-Encoding`, a
+    // reset connection) with no bytes rather than an error.
+    if let Some(n) = length.filter(|n| *n > 0 && bytes.is_empty()) {
+        return Ok(not_read(
+            ct.as_deref(),
+            format!(
+                "reading it at the Fetch stage failed (the browser returned none of its {n} \
+                 declared bytes: a body it could not receive or decode)"
+            ),
+        ));
+    }
     let kind = documents::classify(
         ct.as_deref(),
         &bytes[..bytes.len().min(documents::SNIFF_BYTES)],

@@ -7,11 +7,13 @@ pub mod charset;
 pub mod csv;
 pub mod feed;
 pub mod json;
+pub mod outcome;
 pub mod pdf;
 pub mod project;
 pub mod text;
 
-pub use project::{project, DocumentOptions, Projected, ACCEPT_MARKDOWN};
+pub use outcome::{DocumentOptions, Projected, ACCEPT_MARKDOWN};
+pub use project::project;
 
 use crate::sdk::content_type;
 

@@ -5,53 +5,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::outcome::{DocumentOptions, Projected};
 use super::{charset, csv, feed, json as json_doc, pdf, text, DocKind};
-use crate::error::{ErrorCode, Warning};
+use crate::error::ErrorCode;
 use crate::sdk::content_type;
 use crate::sdk::html::Projection;
-
-/// Per-fetch document options (`--max-pdf-pages`, `--accept-markdown`).
-#[derive(Debug, Clone, Copy)]
-pub struct DocumentOptions {
-    /// Pages of a PDF read at most.
-    pub max_pdf_pages: u32,
-    /// Send `Accept: text/markdown` ahead of HTML.
-    pub accept_markdown: bool,
-}
-
-impl Default for DocumentOptions {
-    fn default() -> Self {
-        DocumentOptions {
-            max_pdf_pages: pdf::DEFAULT_MAX_PAGES,
-            accept_markdown: false,
-        }
-    }
-}
-
-/// The `Accept` header `--accept-markdown` sends.
-pub const ACCEPT_MARKDOWN: &str = "text/markdown, text/html;q=0.9, */*;q=0.8";
-
-/// What projecting a document gave.
-#[derive(Debug, Default)]
-pub struct Projected {
-    /// The three projections, when the type has them.
-    pub projection: Option<Projection>,
-    /// Why there is none: the code and reason given to every wanted projection.
-    pub unavailable: Option<(ErrorCode, String)>,
-    /// Warnings about the document itself (scanned PDF, page cap, ...).
-    pub warnings: Vec<Warning>,
-    /// Facts for `trace.document`.
-    pub trace: Option<Value>,
-}
-
-impl Projected {
-    fn none(code: ErrorCode, why: impl Into<String>) -> Projected {
-        Projected {
-            unavailable: Some((code, why.into())),
-            ..Projected::default()
-        }
-    }
-}
 
 /// The `content.json` fields every document has.
 fn base_json(

@@ -73,6 +73,12 @@ impl Collect {
     }
 }
 
+fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(1.0)
+}
+
 /// Glyph id to character from a font's Unicode `cmap` subtable; the first (lowest)
 /// character wins for a glyph several map to.
 fn reverse_cmap(font: &[u8]) -> Reverse {
@@ -100,10 +106,26 @@ impl Device<'_> for Collect {
     fn draw_glyph_run(&mut self, run: &GlyphRun<'_, '_>, props: DrawProps<'_>, _: &DrawMode) {
         let glyphs = run.glyphs();
         let texts: Vec<Option<String>> = glyphs.iter().map(|g| self.text_of(g)).collect();
+        // Width over height of each glyph's frame: the horizontal scaling (Tz), times, for a
+        // font the reader substitutes, a per-glyph stretch to the widths the PDF gives. The
+        // advance is already that width, so the run's median ratio (the stretch varies
+        // around 1 from glyph to glyph, Tz does not) places where a glyph ends.
+        let frames: Vec<(Affine, Point, f64)> = glyphs
+            .iter()
+            .map(|g| {
+                let t: Affine = props.transform * g.transform();
+                let origin = t * Point::ZERO;
+                let size = (t * Point::new(0.0, 1000.0) - origin).hypot();
+                (t, origin, size)
+            })
+            .collect();
+        let ratios: Vec<f64> = frames
+            .iter()
+            .map(|(t, o, size)| (*t * Point::new(1000.0, 0.0) - *o).hypot() / size.max(1e-9))
+            .collect();
+        let run_ratio = median(&ratios);
         let mut placed = Vec::with_capacity(glyphs.len());
-        for (g, text) in glyphs.iter().zip(&texts) {
-            let t: Affine = props.transform * g.transform();
-            let origin = t * Point::ZERO;
+        for ((g, text), (t, origin, size)) in glyphs.iter().zip(&texts).zip(frames) {
             // Glyph space is 1/1000 of the font size.
             let advance = match &**g {
                 HGlyph::Outline(o) => o.advance_width(),
@@ -111,19 +133,18 @@ impl Device<'_> for Collect {
             }
             .filter(|a| a.is_finite() && *a > 0.0)
             .map_or(500.0, f64::from);
-            let end = t * Point::new(advance, 0.0);
             let right = t * Point::new(1000.0, 0.0) - origin;
-            let size = (t * Point::new(0.0, 1000.0) - origin).hypot();
             let len = right.hypot();
             let dir = if len > 1e-9 {
                 (right.x / len, right.y / len)
             } else {
                 (1.0, 0.0)
             };
+            let reach = advance / 1000.0 * size * run_ratio;
             placed.push(Glyph {
                 text: text.clone(),
                 origin: (origin.x, origin.y),
-                end: (end.x, end.y),
+                end: (origin.x + dir.0 * reach, origin.y + dir.1 * reach),
                 dir,
                 size,
             });

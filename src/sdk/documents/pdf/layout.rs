@@ -59,7 +59,7 @@ pub fn layout(glyphs: &[Glyph]) -> PageText {
     let mut text = String::new();
     for line in lines(&mapped) {
         let gaps: Vec<f64> = line.windows(2).map(|w| gap(w[0].0, w[1].0)).collect();
-        let usual = median(&gaps).max(0.0);
+        let usual = usual_gap(&line, &gaps);
         for (i, (g, t)) in line.iter().enumerate() {
             if i > 0 {
                 let p = line[i - 1].0;
@@ -84,6 +84,20 @@ pub fn layout(glyphs: &[Glyph]) -> PageText {
         glyphs: glyphs.len(),
         unmapped: glyphs.len() - mapped.len(),
     }
+}
+
+/// The line's usual gap between glyphs: the median of the gaps between two letters or
+/// digits (the spacing inside words; leader dots and spaced punctuation say nothing about
+/// it), or of all gaps when no two letters meet.
+fn usual_gap(line: &[(&Glyph, &str)], gaps: &[f64]) -> f64 {
+    let word_char = |t: &str| t.chars().next().is_some_and(char::is_alphanumeric);
+    let inner: Vec<f64> = line
+        .windows(2)
+        .zip(gaps)
+        .filter(|(w, _)| word_char(w[0].1) && word_char(w[1].1))
+        .map(|(_, g)| *g)
+        .collect();
+    median(if inner.is_empty() { gaps } else { &inner }).max(0.0)
 }
 
 /// The distance along `p`'s writing direction from where `p` ends to where `g` starts.
@@ -147,6 +161,30 @@ mod tests {
             x += 7.0;
         }
         assert_eq!(layout(&glyphs).text, "ABCD EFGH\n");
+    }
+
+    #[test]
+    fn leader_dots_do_not_hide_word_gaps() {
+        // "Research question . . . . . . 12": words 2.5 pt apart, dots 1.9 pt apart.
+        let mut glyphs = Vec::new();
+        let mut x = 0.0;
+        for (i, w) in ["Research", "question"].iter().enumerate() {
+            if i > 0 {
+                x += 2.5;
+            }
+            for c in w.chars() {
+                glyphs.push(g(&c.to_string(), x, 50.0, 5.0));
+                x += 5.0;
+            }
+        }
+        for _ in 0..30 {
+            x += 1.9;
+            glyphs.push(g(".", x, 50.0, 2.5));
+            x += 2.5;
+        }
+        glyphs.push(g("1", x + 2.0, 50.0, 5.0));
+        let text = layout(&glyphs).text;
+        assert!(text.starts_with("Research question ."), "{text}");
     }
 
     #[test]

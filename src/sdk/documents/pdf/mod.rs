@@ -1,47 +1,41 @@
 //! PDF: text in reading order (a form feed between pages), one `## Page N` section per page,
-//! and the document's facts. The parser runs in a child process under hard limits
-//! ([`MEMORY_BASE_BYTES`], [`CPU_SECONDS`], [`WALL_BUDGET`]); a file that breaks them or the
-//! parser ends with a warning and the body alone.
+//! and the document's facts. The parser runs in its own small executable,
+//! [`READER_EXE`] (`src/bin/afhttp-pdf-reader.rs`), found next to the running one, under hard
+//! limits ([`MEMORY_BASE_BYTES`], [`CPU_SECONDS`], [`WALL_BUDGET`]); a file that breaks them or
+//! the parser ends with a warning and the body alone. This side only reads its JSON report.
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "pdf")]
 mod device;
-#[cfg(feature = "cli")]
+#[cfg(feature = "pdf")]
 pub mod layout;
-#[cfg(feature = "cli")]
+#[cfg(feature = "pdf")]
 pub mod reader;
-#[cfg(feature = "cli")]
+#[cfg(feature = "pdf")]
 mod structure;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::project::{DocumentOptions, Projected};
+pub use super::outcome::DEFAULT_MAX_PAGES;
+use super::outcome::{DocumentOptions, Projected};
 use crate::error::{ErrorCode, Warning};
 use crate::sdk::html::Projection;
 
-/// `--max-pdf-pages` default.
-pub const DEFAULT_MAX_PAGES: u32 = 500;
 /// Address space the reader may use besides three times the file's size.
 pub const MEMORY_BASE_BYTES: u64 = 512 << 20;
 /// CPU seconds the reader may use.
 pub const CPU_SECONDS: u64 = 20;
 /// Wall-clock time the reader may take (less when the fetch has less left).
 pub const WALL_BUDGET: Duration = Duration::from_secs(25);
-/// The hidden subcommand that runs [`reader::child_main`].
-pub const CHILD_COMMAND: &str = "__pdf-text";
+/// The reader's executable, installed next to `afhttp` (and in the image beside it):
+/// `afhttp-pdf-reader FILE MAX_PAGES AS_BYTES CPU_SECONDS` prints one JSON report.
+pub const READER_EXE: &str = "afhttp-pdf-reader";
 
 /// The reader's address-space limit for a file of `size` bytes.
 pub fn memory_limit(size: u64) -> u64 {
     MEMORY_BASE_BYTES.saturating_add(size.saturating_mul(3))
-}
-
-fn failed(code: ErrorCode, why: String) -> Projected {
-    Projected {
-        unavailable: Some((code, why)),
-        ..Projected::default()
-    }
 }
 
 /// Run the reader on `path` and project its report.
@@ -53,34 +47,42 @@ pub async fn project(
 ) -> Projected {
     match run_reader(path, opts.max_pdf_pages, budget.min(WALL_BUDGET)).await {
         Ok(report) => from_report(&report, url, opts),
-        Err((code, why)) => failed(code, why),
+        Err((code, why)) => Projected::none(code, why),
     }
 }
 
-#[cfg(not(feature = "cli"))]
-async fn run_reader(_: &Path, _: u32, _: Duration) -> Result<Value, (ErrorCode, String)> {
-    Err((
-        ErrorCode::BackendUnsupported,
-        "this build has no PDF reader (it comes with the afhttp binary, feature `cli`)".into(),
-    ))
+/// The reader next to the running executable; `backend_unsupported` when it is not there
+/// (an SDK-only program that does not ship it).
+fn reader_exe() -> Result<PathBuf, (ErrorCode, String)> {
+    let exe = std::env::current_exe().map_err(|e| {
+        (
+            ErrorCode::ArtifactCaptureFailed,
+            format!("cannot locate the running executable to find {READER_EXE}: {e}"),
+        )
+    })?;
+    let reader = exe.with_file_name(READER_EXE);
+    if reader.is_file() {
+        Ok(reader)
+    } else {
+        Err((
+            ErrorCode::BackendUnsupported,
+            format!(
+                "no PDF reader: {} is not installed (it ships with the afhttp binary, feature `pdf`)",
+                reader.display()
+            ),
+        ))
+    }
 }
 
-#[cfg(feature = "cli")]
 async fn run_reader(
     path: &Path,
     max_pages: u32,
     wall: Duration,
 ) -> Result<Value, (ErrorCode, String)> {
-    let exe = std::env::current_exe().map_err(|e| {
-        (
-            ErrorCode::ArtifactCaptureFailed,
-            format!("cannot find the afhttp binary to read the PDF: {e}"),
-        )
-    })?;
+    let exe = reader_exe()?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let mem = memory_limit(size);
     let child = tokio::process::Command::new(exe)
-        .arg(CHILD_COMMAND)
         .arg(path)
         .arg(max_pages.to_string())
         .arg(mem.to_string())
@@ -197,12 +199,12 @@ fn page_list(pages: &[u64]) -> String {
 /// Turn the reader's report into the projections and warnings.
 pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projected {
     if let Some(e) = r["error"].as_str() {
-        return failed(ErrorCode::ArtifactCaptureFailed, e.to_string());
+        return Projected::none(ErrorCode::ArtifactCaptureFailed, e.to_string());
     }
     if r["needs_password"].as_bool() == Some(true) {
-        return failed(
+        return Projected::none(
             ErrorCode::PdfEncrypted,
-            "the PDF is encrypted with a user password (or a method the reader lacks); only the body is written".into(),
+            "the PDF is encrypted with a user password (or a method the reader lacks); only the body is written",
         );
     }
     let empty = Vec::new();

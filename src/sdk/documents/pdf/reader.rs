@@ -1,7 +1,7 @@
 //! The PDF reader proper (hayro), run on untrusted bytes. The fetch never calls it in its own
-//! process: [`child_main`] is the body of the hidden `afhttp __pdf-text` subcommand, which
-//! first puts itself under hard limits (address space, CPU time), so a hostile file can at
-//! worst get that one process killed. The fuzz target calls [`read`] directly.
+//! process: [`child_main`] is the body of the `afhttp-pdf-reader` executable, which first puts
+//! itself under hard limits (address space, CPU time), so a hostile file can at worst get
+//! that one process killed. The fuzz target calls [`read`] directly.
 //!
 //! This module, [`super::device`] and [`super::structure`] are the only ones that name the
 //! parser crates (`hayro-*`, `skrifa`); the rest of the PDF path reads the JSON report.
@@ -17,10 +17,10 @@ use super::structure;
 
 /// Read up to `max_pages` pages of `bytes`: the JSON report the parent turns into
 /// artifacts (`super::from_report`).
-pub fn read(bytes: &[u8], max_pages: u32) -> Value {
-    let encrypted = find(bytes, b"/Encrypt").is_some();
-    let damaged = !xref_is_sound(bytes);
-    let pdf = match Pdf::new(bytes.to_vec()) {
+pub fn read(bytes: Vec<u8>, max_pages: u32) -> Value {
+    let encrypted = find(&bytes, b"/Encrypt").is_some();
+    let damaged = !xref_is_sound(&bytes);
+    let pdf = match Pdf::new(bytes) {
         Ok(p) => p,
         Err(LoadPdfError::Decryption(e)) => {
             return json!({"encrypted": true, "needs_password": true, "decryption": format!("{e:?}")})
@@ -121,9 +121,10 @@ fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
 }
 
-/// `afhttp __pdf-text <file> <max_pages> <address_space_bytes> <cpu_seconds>`: limit this
-/// process, read the file, print the report as one JSON line. Returns the exit status.
-pub fn child_main(args: &[std::ffi::OsString]) -> (u8, String) {
+/// `afhttp-pdf-reader <file> <max_pages> <address_space_bytes> <cpu_seconds>`: limit this
+/// process, read the file, write the report to `out` as one JSON line. Returns the exit
+/// status.
+pub fn child_main(args: &[std::ffi::OsString], out: &mut impl std::io::Write) -> u8 {
     use nix::sys::resource::{setrlimit, Resource};
     let arg = |i: usize| args.get(i).and_then(|a| a.to_str()).unwrap_or_default();
     let (Ok(max_pages), Ok(mem), Ok(cpu)) = (
@@ -131,26 +132,29 @@ pub fn child_main(args: &[std::ffi::OsString]) -> (u8, String) {
         arg(2).parse::<u64>(),
         arg(3).parse::<u64>(),
     ) else {
-        return (
-            2,
-            "usage: afhttp __pdf-text FILE MAX_PAGES AS_BYTES CPU_SECONDS\n".into(),
-        );
+        let _ = out.write_all(b"usage: afhttp-pdf-reader FILE MAX_PAGES AS_BYTES CPU_SECONDS\n");
+        return 2;
     };
     // The limits come first: nothing of the file is read before they hold.
-    if let Err(e) = setrlimit(Resource::RLIMIT_AS, mem, mem)
+    let mut report = match setrlimit(Resource::RLIMIT_AS, mem, mem)
         .and_then(|_| setrlimit(Resource::RLIMIT_CPU, cpu, cpu + 1))
     {
-        return (
-            3,
-            format!("{}\n", json!({"error": format!("setrlimit failed: {e}")})),
-        );
-    }
-    let mut report = match std::fs::read(arg(0)) {
-        Ok(bytes) => read(&bytes, max_pages),
-        Err(e) => json!({"error": format!("cannot read the body file: {e}")}),
+        Err(e) => json!({"error": format!("setrlimit failed: {e}")}),
+        Ok(()) => match std::fs::read(arg(0)) {
+            Ok(bytes) => read(bytes, max_pages),
+            Err(e) => json!({"error": format!("cannot read the body file: {e}")}),
+        },
     };
     report["peak_rss_kib"] = json!(peak_rss_kib());
-    (0, format!("{report}\n"))
+    // Streamed, not formatted into a string first: the report of a long document is large.
+    let written = serde_json::to_writer(&mut *out, &report)
+        .map_err(std::io::Error::from)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush());
+    if written.is_err() {
+        return 4;
+    }
+    0
 }
 
 /// This process's peak RSS (VmHWM). Not `getrusage`: a spawned child's `ru_maxrss` carries
