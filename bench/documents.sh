@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Documents benchmark (one run): text of a 100-page PDF by `afhttp fetch --render none
 # --want text` against `curl -o` + `pdftotext` on the same file from the same loopback
-# server, wall time and peak RSS (GNU time; the afhttp figure includes its reader child).
+# server, wall time and peak RSS (GNU time's %M: the larger of afhttp and its reader child
+# `afhttp-pdf-reader`, not their sum; bench/pdf_corpus.py sums them on real PDFs).
 # Prints one markdown table row per tool; docs/benchmarks.md records a run.
 # Usage: bench/documents.sh [AFHTTP_BINARY]   (default target/release/afhttp)
 set -euo pipefail
