@@ -9,7 +9,7 @@ For each `*.pdf` in PDF_DIR, one at a time:
 - afhttp mode (default): serve the file from a loopback HTTP server and run
   `afhttp fetch URL --render none --want text,content_json --out DIR`;
 - reader mode (`--reader-cmd`): run `CMD FILE MAX_PAGES AS_BYTES CPU_SECONDS` directly, the
-  protocol of afhttp's hidden `__pdf-text` child (one JSON report on stdout:
+  protocol of afhttp's reader child `afhttp-pdf-reader` (one JSON report on stdout:
   `pages[].text`, `page_count`, `needs_password`, `error`, optional `warnings[]`), under the
   same limits afhttp puts on its reader (RLIMIT_AS 512 MiB + 3x the file, RLIMIT_CPU 20 s,
   25 s wall). This is how candidate readers are compared without integrating them;
@@ -328,7 +328,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("pdf_dir")
     ap.add_argument("--afhttp", default="target/release/afhttp")
-    ap.add_argument("--reader-cmd", nargs="+", help="a reader child speaking __pdf-text's protocol")
+    ap.add_argument("--reader-cmd", nargs="+", help="a reader child speaking afhttp-pdf-reader's protocol")
     ap.add_argument("--label", default=None)
     ap.add_argument("--out", default=None)
     ap.add_argument("--limit", type=int, default=0)
