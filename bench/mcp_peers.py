@@ -366,6 +366,18 @@ def write_outputs(data, stamp):
     if any(folds):
         cont_line += (f" {sum(f > 0 for f in folds)} first answers of `afhttp` folded blocks ({sum(folds)} fold lines; "
                       f"each names its lines of content.md).")
+    by_name = {r["server"]: r for r in rows}
+    if "afhttp" in by_name and "fetch" in by_name:
+        a, f = by_name["afhttp"], by_name["fetch"]
+        n, of = versus(data, "afhttp")
+        met = lambda ok: "met" if ok else "not met"  # noqa: E731
+        cont_line += (
+            f"\n\nIssue 24's targets for `afhttp`'s first answer against `fetch` read to the end: recall per 1,000 tokens, "
+            f"median of pages {fmt(a['per_k'], 2)} vs {fmt(f['per_k'], 2)} ({met((a['per_k'] or 0) >= (f['per_k'] or 0))}), "
+            f"all pages pooled {fmt(a['per_k_total'], 2)} vs {fmt(f['per_k_total'], 2)} "
+            f"({met((a['per_k_total'] or 0) >= (f['per_k_total'] or 0))}), at least `fetch`'s on {n} of {of} pages; "
+            f"pages with recall ≥ 0.9 {a['share09'] * 100:.1f}% vs {f['share09'] * 100:.1f}% "
+            f"({met(a['share09'] >= f['share09'])}).")
     vs = []
     for name in data["servers"]:
         if name != "fetch" and "fetch" in data["servers"]:
