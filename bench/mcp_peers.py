@@ -148,7 +148,7 @@ async def afhttp_page(session, url, extra, page, counter, timeout):
                tokens=real, chars=len(text), recall=page.recall(text),
                link_tokens=counter.count(links) if links else 0, images=images,
                estimate=own if own is not None else len(text.encode()) / 4,
-               estimator="afhttp _meta (o200k_base, tiktoken-rs)" if own is not None else "bytes / 4",
+               estimator="afhttp _meta (o200k_base, tiktoken-rs)" if own is not None else "not reported: bytes / 4 shown",
                folds=text.count("[folded "),
                url_tokens=real - counter.count(cw.PATHLIKE_RE.sub("", cw.URL_RE.sub("", text))))
     # What reading on would add: the rest of the file the cut line pages, from its offset.
@@ -311,8 +311,8 @@ def estimator_lines(data, server):
     if not recs:
         return []
     out = []
-    for label in sorted({r.get("estimator", "bytes / 4") for r in recs}):
-        group = [r for r in recs if r.get("estimator", "bytes / 4") == label]
+    for label in sorted({r.get("estimator", "not reported: bytes / 4 shown") for r in recs}):
+        group = [r for r in recs if r.get("estimator", "not reported: bytes / 4 shown") == label]
         ratios = sorted(((r["estimate"] / r["first_tokens"], r) for r in group), key=lambda x: x[0])
         under = [x for x in ratios if x[0] < 1]
         exact = sum(r["estimate"] == r["first_tokens"] for r in group)
@@ -425,7 +425,7 @@ Recall: words of 4+ letters of `expected.html` found in that text (`bench/corpus
 {fail_text}
 
 afhttp's own count of its first answer (what `--text-budget-tokens` counts; `_meta` `afhttp/text_tokens`, o200k_base
-through tiktoken-rs, since the lean answer; bytes / 4 for an older binary) against js-tiktoken's o200k_base, per page
+through tiktoken-rs; an older binary reports none, and bytes / 4 is shown for it) against js-tiktoken's o200k_base, per page
 (ratio = counted / real; below 1 undercounts):
 
 | server | counter | pages | min ratio | median | max | pages exact | pages undercounted | worst undercount |
