@@ -156,8 +156,9 @@ pub struct ListenerConfig {
     pub tab_pool: usize,
 }
 
-/// The default `--tab-pool`.
-pub const DEFAULT_TAB_POOL: usize = 2;
+/// The default `--tab-pool`: off until it measures faster (issue 26: at load 15-18 on two
+/// shared cores, warm fetches with 2 ready tabs took longer than without; docs/design.md).
+pub const DEFAULT_TAB_POOL: usize = 0;
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
 pub const DEFAULT_MAX_CLIENTS: usize = 16;

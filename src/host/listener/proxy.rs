@@ -201,6 +201,7 @@ async fn splice_to(
     let disconnected = state.disconnected();
     let guard = state.client_opened();
     let pool = Arc::clone(&state.pool);
+    let refill = Arc::clone(&state.pool);
     let state = state.clone();
     let browser_url = url.to_string();
     upgrade
@@ -279,6 +280,7 @@ async fn splice_to(
             drop(guard);
             if let Some(leases) = leases {
                 leases.release(&browser_url).await;
+                refill.refill();
             }
             drop(slot);
             if let Some(id) = request_id {

@@ -7,7 +7,7 @@
 //! client as if it had created it. A tab leaves the pool once and never comes back: it
 //! serves one fetch and is closed, so nothing a fetch sets on it (headers, user agent,
 //! emulation, blocked URLs, scripts, history) can reach the next one. The pool refills
-//! off the critical path, right after each take; with the pool full the refill task sleeps
+//! off the critical path, once the client that took a tab has gone; full, the refill task sleeps
 //! (an idle host runs no loop and its blank tabs run no script).
 //!
 //! Ready tabs are the host's, not the clients': `Target.getTargets` answers, `/json/list`
@@ -74,10 +74,15 @@ impl TabPool {
         if inner.browser.as_deref() != Some(browser) {
             inner.ready.clear();
         }
-        let tab = inner.ready.pop_front();
-        drop(inner);
-        self.wake.notify_one();
-        tab
+        inner.ready.pop_front()
+    }
+
+    /// Top the pool up now: a client went away. Not at the take itself: creating a tab
+    /// starts a renderer, CPU the fetch that took one needs on a small machine.
+    pub fn refill(&self) {
+        if self.size > 0 {
+            self.wake.notify_one();
+        }
     }
 
     /// The ready tabs' ids (hidden from the clients' lists).
