@@ -127,6 +127,56 @@ pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// The process environment, read once by a front end's resolve step (the CLI, an SDK entry
+/// point such as `Client::inline_ephemeral`) and handed down, so that the layers below take
+/// what they need from it instead of reading the environment themselves (`env.rs`'s test
+/// keeps it so). `Debug` lists the names only: values may be secrets.
+#[derive(Clone, Default)]
+pub struct Snapshot {
+    vars: std::sync::Arc<std::collections::HashMap<String, std::ffi::OsString>>,
+}
+
+impl Snapshot {
+    /// Read the whole process environment now.
+    pub fn read() -> Snapshot {
+        Snapshot::of(std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))))
+    }
+
+    /// A snapshot of exactly `vars` (tests, embedders).
+    pub fn of(vars: impl IntoIterator<Item = (String, std::ffi::OsString)>) -> Snapshot {
+        Snapshot {
+            vars: std::sync::Arc::new(vars.into_iter().collect()),
+        }
+    }
+
+    /// A variable as a non-empty UTF-8 string.
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .and_then(|v| v.to_str())
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    }
+
+    /// A variable as it was, bytes and all (`PATH`), even when empty.
+    pub fn get_os(&self, name: &str) -> Option<&std::ffi::OsStr> {
+        self.vars.get(name).map(std::ffi::OsString::as_os_str)
+    }
+
+    /// Whether a variable holds a true value ([`is_truthy`]).
+    pub fn is_true(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| is_truthy(&v))
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.vars.keys().collect();
+        names.sort();
+        f.debug_struct("Snapshot").field("names", &names).finish()
+    }
+}
+
 /// One declared variable: its name and its documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {
@@ -230,6 +280,89 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Files that still read the process environment themselves, each for a reason; every
+    /// other file takes what it needs from a [`super::Snapshot`] its front end read once.
+    /// Shrink this list; never grow it.
+    const STILL_READING: &[&str] = &[
+        // The data and config roots, read by the bottom layer for every command.
+        "src/profile/store.rs",
+        "src/skill.rs",
+        "src/mcp_install/mod.rs",
+        // The browser's and the display's passed-through variables and PATH lookups.
+        "src/host/browser/env.rs",
+        "src/host/browser/process.rs",
+        "src/host/display/mod.rs",
+        "src/host/display/novnc.rs",
+        "src/host/procs.rs",
+    ];
+
+    /// The environment is read once, into a snapshot, by the front end's resolve step: no
+    /// other file reads it (not `host/run.rs`, `host/inline.rs`, `host/log.rs` or
+    /// `container/engine.rs`, which did), save the listed ones.
+    #[test]
+    fn only_the_snapshot_reads_the_environment() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut stack = vec![root.join("src")];
+        let mut offenders = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().to_string();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if !rel.ends_with(".rs")
+                    || rel == "src/env.rs"
+                    || STILL_READING.contains(&rel.as_str())
+                {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&p).unwrap();
+                for read in [
+                    "env::var(",
+                    "env::var_os(",
+                    "env::vars(",
+                    "env::vars_os(",
+                    "std::env::var",
+                ] {
+                    if text.contains(read) {
+                        offenders.push(format!("{rel} ({read}…)"));
+                    }
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "read the environment through env::Snapshot, handed down from the resolve step: {offenders:?}"
+        );
+        for listed in STILL_READING {
+            let text = std::fs::read_to_string(root.join(listed)).unwrap_or_default();
+            assert!(
+                text.contains("env::var"),
+                "{listed} no longer reads the environment: drop it from the list"
+            );
+        }
+    }
+
+    #[test]
+    fn snapshot_reads_what_it_holds_and_shows_no_value() {
+        let env = super::Snapshot::of([
+            ("AFHTTP_NO_SANDBOX".to_string(), "yes".into()),
+            ("AFHTTP_TOKEN_SECRET".to_string(), "hunter2".into()),
+            ("EMPTY".to_string(), "".into()),
+        ]);
+        assert!(env.is_true(super::NO_SANDBOX));
+        assert_eq!(env.get("EMPTY"), None);
+        assert!(env.get_os("EMPTY").is_some());
+        assert_eq!(env.get(super::TOKEN_SECRET).as_deref(), Some("hunter2"));
+        let shown = format!("{env:?}");
+        assert!(
+            shown.contains("AFHTTP_TOKEN_SECRET") && !shown.contains("hunter2"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -315,10 +315,21 @@ fn sensitive_capture_reports_what_was_captured() {
             &srv.url("/static"),
             "--capture-ws",
             "--capture-sse",
+            "--no-network-redact",
         ])
         .run();
     assert_eq!(run.fetch().render, "http", "{}", run.context);
     let capture = &run.event["trace"]["sensitive_capture"];
     assert_eq!(capture["capture_ws"], false, "{capture}");
     assert_eq!(capture["capture_sse"], false, "{capture}");
+    // No network.json was written, so no credential header was kept anywhere.
+    assert_eq!(capture["no_network_redact"], false, "{capture}");
+    // The HTTP path's network.json keeps them, and says so.
+    let run = fx
+        .cmd()
+        .args(["fetch", &srv.url("/static"), "--want", "body,network"])
+        .arg("--no-network-redact")
+        .run();
+    let capture = &run.event["trace"]["sensitive_capture"];
+    assert_eq!(capture["no_network_redact"], true, "{}", run.context);
 }

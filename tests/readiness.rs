@@ -319,7 +319,11 @@ fn an_explicit_wait_ms_is_honoured_beyond_the_budget_up_to_the_capture_reserve()
     assert!(run.artifact_text("text_file").contains("timer-900"));
     assert_eq!(readiness(&run)["ended_by"], "deadline");
     let msg = warning(r, "readiness_timeout");
-    assert!(msg.contains("--wait ms:60000: not reached"), "{msg}");
+    assert!(msg.contains("wait ms:60000: not reached"), "{msg}");
+    assert!(
+        !msg.contains("--"),
+        "the SDK names fields, not flags: {msg}"
+    );
     assert!(msg.contains("capture reserve"), "{msg}");
 }
 

@@ -59,11 +59,11 @@ pub fn run(args: CdpArgs) -> Event {
     let checked = validate_method(&args.method)
         .and_then(|()| args.tab.as_deref().map(TabId::parse).transpose());
     if let Err(e) = checked {
-        return Event::error(&super::fetch::flag_hint(e), None);
+        return super::error_event(e, None);
     }
     let params = match read_params(args.params.as_deref()) {
         Ok(p) => p,
-        Err(e) => return Event::error(&e, None),
+        Err(e) => return super::error_event(e, None),
     };
     let method = args.method.clone();
     let tab = args.tab.clone();

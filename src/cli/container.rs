@@ -136,7 +136,7 @@ async fn dispatch(command: ContainerCommand) -> Result<Event, AfError> {
         }
         _ => None,
     };
-    let docker = engine::connect().await?;
+    let docker = engine::connect(super::env()).await?;
     match command {
         ContainerCommand::Build(_) => {
             let spec = build_spec.ok_or_else(|| AfError::invalid("no build spec"))?;

@@ -7,11 +7,11 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::Value;
 
-use super::reach::{discover, HostArgs};
+use super::reach::HostArgs;
 use crate::error::AfError;
 use crate::sdk::client::Client;
-use crate::sdk::endpoint::Endpoint;
 use crate::sdk::secret::Secret;
+use crate::sdk::target::Target;
 
 /// How to reach a host, and the call's bound.
 #[derive(Debug, Args)]
@@ -43,33 +43,28 @@ impl DriverArgs {
                 "--timeout-ms must be between 1 and 3600000",
             ));
         }
-        let mut token = self.host.token()?;
         if self.host.is_local() && (self.member.is_some() || self.profile.is_some()) {
             return Err(AfError::invalid(
                 "--member and --profile pick a member of a --fleet; no fleet was given",
             ));
         }
-        let (raw, trace) = match (&self.host.endpoint_url, self.host.routing_fleet()?) {
-            (Some(raw), _) => (raw.clone(), None),
-            (None, Some((fleet, connect))) => {
+        let reach = self.host.resolve()?.discovered(true)?;
+        let (endpoint, token, trace) = match reach.target {
+            Target::Host(h) => (h.endpoint, h.token, reach.trace),
+            Target::Fleet(f) => {
                 let (member, decision) = super::block_on(crate::sdk::fleet::route::for_command(
-                    &fleet,
+                    &f.fleet,
                     self.member.as_deref(),
                     self.profile.as_deref(),
-                    token.as_ref().map(Secret::expose),
-                    connect,
+                    f.token.as_ref().map(Secret::expose),
+                    f.connect_timeout,
                 ))??;
-                (member.url, Some(serde_json::json!({ "fleet": decision })))
+                let trace = serde_json::json!({ "fleet": decision });
+                (member.endpoint, f.token, Some(trace))
             }
-            (None, None) => {
-                let found = discover(token.is_none())?;
-                if token.is_none() {
-                    token = found.token;
-                }
-                (found.endpoint_url, Some(found.trace))
-            }
+            Target::Local => return Err(super::reach::no_endpoint()),
         };
-        let client = Client::new(Endpoint::parse(&raw)?)
+        let client = Client::new(endpoint)
             .with_token(token)
             .with_timeout(Duration::from_millis(self.timeout_ms));
         Ok((client, trace))

@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::reach::HostArgs;
+use super::reach::{HostArgs, Reach};
 use crate::env;
 use crate::envelope::Event;
 use crate::error::AfError;
-use crate::sdk::endpoint::Endpoint;
 use crate::sdk::fetch::{self as sdk_fetch, FetchRequest, FetchSpec};
 
 /// Arguments of `afhttp fetch`: the SDK's [`FetchSpec`] plus where the host is.
@@ -35,31 +34,21 @@ pub struct FetchArgs {
 /// Run `afhttp fetch`: `emit` prints the answer as soon as it is known; the clean-ups
 /// that follow it (closing the tab, stopping an inline browser) end before this returns.
 pub fn run(args: FetchArgs, emit: &dyn Fn(&Event)) -> Event {
-    // A fleet routes the fetch; --endpoint-url (more specific) wins over it.
-    let refuse = |e: &AfError| {
-        let event = Event::error(e, None);
+    let refuse = |e: AfError| {
+        let event = super::error_event(e, None);
         emit(&event);
         event
     };
-    let fleet = match args.host.routing_fleet() {
-        Ok(f) => f,
-        Err(e) => return refuse(&e),
-    };
     let request = match resolve(args) {
         Ok(r) => r,
-        Err(e) => return refuse(&flag_hint(e)),
+        Err(e) => return refuse(e),
     };
     crate::sdk::afterwards::answer_first();
     let run = async {
-        let fetched = match &fleet {
-            Some((fleet, connect)) => {
-                crate::sdk::fleet::route::fetch(fleet, request, *connect).await
-            }
-            None => sdk_fetch::fetch(request).await,
-        };
-        let event = match fetched {
+        // The request's target routes it: local, one host, or a fleet's member.
+        let event = match sdk_fetch::fetch(request).await {
             Ok(outcome) => Event::result("fetch", outcome.to_json(), Some(outcome.trace.to_json())),
-            Err(failure) => Event::error(&flag_hint(failure.error), Some(failure.trace.to_json())),
+            Err(failure) => super::error_event(failure.error, Some(failure.trace.to_json())),
         };
         emit(&event);
         crate::sdk::afterwards::finish(super::AFTER_ANSWER_BOUND).await;
@@ -67,91 +56,68 @@ pub fn run(args: FetchArgs, emit: &dyn Fn(&Event)) -> Event {
     };
     match super::block_on(run) {
         Ok(event) => event,
-        Err(e) => refuse(&e),
+        Err(e) => refuse(e),
     }
-}
-
-/// The flag a spec field is set with: `timeout_ms` is `--timeout-ms`, `url` the `URL`
-/// argument.
-pub fn flag_for(field: &str) -> String {
-    match field {
-        "url" => "the URL argument".to_string(),
-        f => format!("--{}", f.replace('_', "-")),
-    }
-}
-
-/// Name the flag in the hint of an error the SDK raised about a spec field.
-pub fn flag_hint(mut e: AfError) -> AfError {
-    if let Some(field) = e.field.clone() {
-        let flag = flag_for(&field);
-        e.hint = Some(match e.hint.take() {
-            Some(h) => format!("{h} ({flag})"),
-            None => format!("check {flag}"),
-        });
-    }
-    e
 }
 
 /// Map flags, `AFHTTP_*` env and container discovery onto the SDK request: the only place
 /// fetch reads the environment. Every check of the request itself is the SDK's
 /// [`FetchSpec::validate`].
 pub fn resolve(args: FetchArgs) -> Result<FetchRequest, AfError> {
-    let mut spec = args.spec;
-    // A jar named only by the environment gives way to an explicit --no-cookie-jar.
-    if spec.no_cookie_jar
-        && spec.cookie_jar.is_some()
-        && spec.cookie_jar == env::var(env::COOKIE_JAR).map(PathBuf::from)
-    {
-        spec.cookie_jar = None;
-    }
-    // So does a browser executable named only by the environment: it is the inline
-    // browser's default (the inline host reads it itself), not a request a host could refuse.
-    if spec.browser_bin.is_some()
-        && spec.browser_bin == env::var(env::BROWSER_BIN).map(PathBuf::from)
-    {
-        spec.browser_bin = None;
-    }
-    let needs_host = (spec.profile.is_some() || spec.takeover)
-        && spec.render.as_deref() != Some("none")
-        && args.host.fleet.fleet.is_none();
-    let mut request = spec
-        .validate()?
-        .with_launcher(crate::host::inline::InlineLauncher::shared());
+    let (mut request, needs_host) = validated(args.spec)?;
     if let Some(policy) =
         super::host::egress_policy(false, args.deny_private_networks, &args.egress_allow)?
     {
         request = request.with_egress_policy(policy);
     }
-    let host = args.host;
-    let mut token = host.token()?;
-    // What a printed `recommended_command` must repeat to reach this host (never the token).
-    let mut replay_args = Vec::new();
-    if let Some(u) = &host.endpoint_url {
-        replay_args.extend(["--endpoint-url".to_string(), u.clone()]);
+    on_reach(request, needs_host, args.host.resolve()?)
+}
+
+/// A spec validated into a request against a host resolved once already (`afhttp mcp`'s
+/// fetches).
+pub fn resolve_on(spec: FetchSpec, reach: &Reach) -> Result<FetchRequest, AfError> {
+    let (request, needs_host) = validated(spec)?;
+    on_reach(request, needs_host, reach.clone())
+}
+
+/// The validated request with the inline launcher, and whether it needs a host
+/// (`--profile`, `--takeover`).
+fn validated(mut spec: FetchSpec) -> Result<(FetchRequest, bool), AfError> {
+    // A jar named only by the environment gives way to an explicit --no-cookie-jar.
+    if spec.no_cookie_jar
+        && spec.cookie_jar.is_some()
+        && spec.cookie_jar == super::env().get(env::COOKIE_JAR).map(PathBuf::from)
+    {
+        spec.cookie_jar = None;
     }
-    if let Some(f) = &host.token_secret_file {
-        let f = crate::fsutil::absolute(f);
-        replay_args.extend(["--token-secret-file".to_string(), f.display().to_string()]);
+    // So does a browser executable named only by the environment: it is the inline
+    // browser's default (the inline launcher takes it from the snapshot), not a request a
+    // host could refuse.
+    if spec.browser_bin.is_some()
+        && spec.browser_bin == super::env().get(env::BROWSER_BIN).map(PathBuf::from)
+    {
+        spec.browser_bin = None;
     }
-    // `--profile` and `--takeover` need a host: without an endpoint, use the managed local
-    // container (plain fetches stay HTTP/inline, as the spec says). Nothing found: the fetch
-    // pipeline explains what the flag needs.
-    let endpoint_url = match host.endpoint_url {
-        Some(u) => Some(u),
-        None if needs_host => match super::reach::discover_opt(token.is_none())? {
-            Some(found) => {
-                if token.is_none() {
-                    token = found.token;
-                }
-                Some(found.endpoint_url)
-            }
-            None => None,
-        },
-        None => None,
+    let needs_host =
+        (spec.profile.is_some() || spec.takeover) && spec.render.as_deref() != Some("none");
+    let request = spec
+        .validate()?
+        .with_launcher(crate::host::inline::InlineLauncher::shared(super::env()));
+    Ok((request, needs_host))
+}
+
+/// Put the request where `reach` says. `--profile` and `--takeover` need a host: without an
+/// endpoint or a fleet, the managed local container (plain fetches stay HTTP/inline, as the
+/// spec says). Nothing found: the fetch pipeline explains what the flag needs.
+fn on_reach(
+    request: FetchRequest,
+    needs_host: bool,
+    reach: Reach,
+) -> Result<FetchRequest, AfError> {
+    let reach = if needs_host {
+        reach.discovered(false)?
+    } else {
+        reach
     };
-    Ok(match endpoint_url {
-        Some(raw) => request.on_host(Endpoint::parse(&raw)?, token, replay_args),
-        // A fleet routes it later and needs the token for its members.
-        None => request.with_token(token),
-    })
+    Ok(request.with_target(reach.target))
 }

@@ -48,7 +48,7 @@ pub fn run(args: FleetArgs) -> Event {
             token_secret_file,
         } => match status(&fleet, token_secret.as_ref(), token_secret_file.as_deref()) {
             Ok(doc) => Event::result("fleet_status", doc, None),
-            Err(e) => Event::error(&e, None),
+            Err(e) => super::error_event(e, None),
         },
     }
 }

@@ -67,7 +67,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
         (None, None) => None,
     };
     if let Some(p) = &args.proxy_url {
-        crate::sdk::fetch::options::parse_proxy_url(p)?;
+        crate::sdk::fetch::options::parse_proxy_url(p.expose())?;
     }
     let engine_env = args
         .engine_env
@@ -79,7 +79,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
                 .ok_or_else(|| AfError::invalid(format!("--engine-env {kv:?} needs K=V")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut opts = HostOptions::local(listen);
+    let mut opts = HostOptions::local(listen, super::env());
     opts.profile = args.profile;
     opts.headless = headless;
     opts.backend = backend;
@@ -169,7 +169,7 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
     opts.startup_timeout = Duration::from_secs(30);
     opts.takeover = takeover;
     opts.takeover_quality_percent = args.takeover_quality_percent;
-    if let Some(ms) = crate::env::var(crate::env::TEST_RESTART_WINDOW_MS) {
+    if let Some(ms) = super::env().get(crate::env::TEST_RESTART_WINDOW_MS) {
         let ms = ms.parse::<u64>().map_err(|_| {
             AfError::invalid(format!(
                 "{} must be a number of milliseconds",

@@ -46,8 +46,8 @@ pub struct HostArgs {
     #[arg(long, value_name = "off|minimal", env = env::HEALTH_PUBLIC, default_value = "off")]
     pub health_public: String,
     /// Proxy for the browser's traffic (ambient HTTP_PROXY is never used).
-    #[arg(long, value_name = "URL", env = env::PROXY_URL)]
-    pub proxy_url: Option<String>,
+    #[arg(long, value_name = "URL", env = env::PROXY_URL, hide_env_values = true)]
+    pub proxy_url: Option<crate::sdk::secret::Secret>,
     /// Extra environment for the browser process, K=V. Repeatable.
     #[arg(long, value_name = "K=V", env = env::ENGINE_ENV, value_delimiter = ',')]
     pub engine_env: Vec<String>,

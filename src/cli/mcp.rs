@@ -1,13 +1,12 @@
-//! `afhttp mcp`: the stdio MCP server. Its fetches are local like the CLI's: plain HTTP, an
-//! inline browser, or the host named by `--endpoint-url` / `AFHTTP_ENDPOINT_URL` /
-//! container discovery (through [`super::fetch::resolve`]).
+//! `afhttp mcp`: the stdio MCP server. Its fetches go where the CLI's would: plain HTTP and
+//! an inline browser, the host named by `--endpoint-url` / `AFHTTP_ENDPOINT_URL`, a
+//! `--fleet`, or the discovered container (through [`super::fetch::resolve_on`]).
 
 use std::sync::Arc;
 
 use clap::Args;
 
 use super::driver::DriverArgs;
-use super::fetch::FetchArgs;
 use super::reach::HostArgs;
 use crate::env;
 use crate::envelope::Event;
@@ -69,34 +68,27 @@ pub struct McpArgs {
 pub fn run(args: McpArgs) -> Option<Event> {
     let text_budget = match budget_of(args.text_budget_tokens, args.text_budget_chars) {
         Ok(b) => b,
-        Err(e) => return Some(Event::error(&e, None)),
+        Err(e) => return Some(super::error_event(e, None)),
     };
     // Always on for MCP (a model that reads untrusted pages chooses the URLs): link-local
     // and metadata addresses refused, and with --deny-private-networks private ones too.
     let egress =
         match super::host::egress_policy(true, args.deny_private_networks, &args.egress_allow) {
             Ok(p) => p.unwrap_or_default(),
-            Err(e) => return Some(Event::error(&e, None)),
+            Err(e) => return Some(super::error_event(e, None)),
         };
-    // A fleet routes the fetches; --endpoint-url (more specific) wins over it.
-    let fleet = match args.host.routing_fleet() {
-        Ok(f) => f,
-        Err(e) => return Some(Event::error(&e, None)),
+    // Where the host is, resolved once (the same step as the CLI's fetch); a fetch that
+    // needs a host and has none discovers the managed container.
+    let reach = match args.host.resolve() {
+        Ok(r) => r,
+        Err(e) => return Some(super::error_event(e, None)),
     };
-    let fetch_args = args.clone();
     let client_args = args.clone();
     let host_args = args.clone();
     let config = McpConfig {
         text_budget,
         image_max_bytes: args.image_max_bytes,
-        resolve_fetch: Arc::new(move |spec| {
-            super::fetch::resolve(FetchArgs {
-                spec,
-                host: fetch_args.host.clone(),
-                deny_private_networks: false,
-                egress_allow: Vec::new(),
-            })
-        }),
+        resolve_fetch: Arc::new(move |spec| super::fetch::resolve_on(spec, &reach)),
         resolve_client: Arc::new(move || {
             if client_args.host.is_local() {
                 return Ok(None);
@@ -108,7 +100,6 @@ pub fn run(args: McpArgs) -> Option<Event> {
         resolve_host: Arc::new(move || driver_args(&host_args).resolve().map(|(c, _)| c)),
         allow_cdp: args.allow_cdp,
         egress: Some(egress),
-        fleet,
     };
     let server = AfhttpMcp::new(config);
     // Answers go out before their tabs close and inline browsers stop; those finish
@@ -122,7 +113,7 @@ pub fn run(args: McpArgs) -> Option<Event> {
     };
     match super::block_on(serve) {
         Ok(Ok(())) => None,
-        Ok(Err(e)) | Err(e) => Some(Event::error(&e, None)),
+        Ok(Err(e)) | Err(e) => Some(super::error_event(e, None)),
     }
 }
 

@@ -79,6 +79,7 @@ pub fn main() -> ExitCode {
 
 /// Parse `args` (including argv\[0\]), run the command, print its one event; returns the exit code.
 pub fn run(args: Vec<OsString>) -> u8 {
+    crate::host::log::init(env());
     if let Some(req) = help_doc::recursive_help_request(&args) {
         if let Some(page) = help_doc::render_request(&Cli::command(), &req) {
             output::emit_text(&page);
@@ -232,6 +233,59 @@ fn parse_error_message(rendered: &str) -> String {
     }
 }
 
+/// The flag a request field is set with: `timeout_ms` is `--timeout-ms`, `url` the `URL`
+/// argument.
+pub fn flag_for(field: &str) -> String {
+    match field {
+        "url" => "the URL argument".to_string(),
+        f => format!("--{}", f.replace('_', "-")),
+    }
+}
+
+/// An SDK error as the command line shows it. The SDK's messages and hints name request
+/// fields (an MCP caller or an SDK user has no flags); when the error names its field, the
+/// hint's mentions of that field become its flag (`raise timeout_ms` → `raise
+/// --timeout-ms`), or the flag is added.
+pub fn flag_hint(mut e: AfError) -> AfError {
+    let Some(field) = e.field.clone() else {
+        return e;
+    };
+    let flag = flag_for(&field);
+    e.hint = Some(match e.hint.take() {
+        Some(h) if field != "url" && mentions(&h, &field) => replace_word(&h, &field, &flag),
+        Some(h) => format!("{h} ({flag})"),
+        None => format!("check {flag}"),
+    });
+    e
+}
+
+/// Whether `text` names `word` as a whole word (letters, digits and `_` are word characters).
+fn mentions(text: &str, word: &str) -> bool {
+    replace_word(text, word, "") != text
+}
+
+/// `text` with every whole-word `word` replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().last().is_some_and(is_word);
+        let after = rest[at + word.len()..].chars().next().is_some_and(is_word);
+        out.push_str(&rest[..at]);
+        out.push_str(if before || after { word } else { with });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The error event of a command: [`Event::error`] with the flag named in the hint
+/// ([`flag_hint`]).
+pub fn error_event(e: AfError, trace: Option<serde_json::Value>) -> Event {
+    Event::error(&flag_hint(e), trace)
+}
+
 /// Resolve a driver's client and run `f` with it on the runtime.
 pub fn run_client<F, Fut>(driver: &driver::DriverArgs, f: F) -> Event
 where
@@ -240,11 +294,11 @@ where
 {
     let (client, trace) = match driver.resolve() {
         Ok((c, trace)) => (std::sync::Arc::new(c), trace),
-        Err(e) => return Event::error(&e, None),
+        Err(e) => return error_event(e, None),
     };
     let event = match block_on(f(client)) {
         Ok(Ok(event)) => event,
-        Ok(Err(e)) | Err(e) => Event::error(&e, trace.clone()),
+        Ok(Err(e)) | Err(e) => error_event(e, trace.clone()),
     };
     match trace {
         // Say that the host was discovered rather than given.
@@ -256,6 +310,12 @@ where
 /// How long a command waits, after printing its answer, for the clean-ups the answer did
 /// not wait for (closing tabs, stopping an inline browser; [`crate::sdk::afterwards`]).
 pub(crate) const AFTER_ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+/// The process environment, read once for the whole command: the resolve steps take what
+/// they need from it and hand it down, so no layer below reads the environment itself.
+pub fn env() -> &'static crate::env::Snapshot {
+    static ENV: std::sync::OnceLock<crate::env::Snapshot> = std::sync::OnceLock::new();
+    ENV.get_or_init(crate::env::Snapshot::read)
+}
 
 /// Run a future to completion on a small single-threaded runtime.
 pub fn block_on<F: std::future::Future>(fut: F) -> Result<F::Output, AfError> {
@@ -264,4 +324,73 @@ pub fn block_on<F: std::future::Future>(fut: F) -> Result<F::Output, AfError> {
         .build()
         .map_err(|e| AfError::io("start the async runtime", &e))?;
     Ok(rt.block_on(fut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flag_hint;
+    use crate::error::AfError;
+
+    /// The SDK's hint names the field; the command line shows the flag in its place, or adds
+    /// it when the hint does not name the field.
+    #[test]
+    fn hints_name_the_flag_of_the_field() {
+        let e = flag_hint(
+            AfError::invalid("the attempt did not finish")
+                .with_hint(crate::sdk::defaults::TIMEOUT_HINT)
+                .with_field("timeout_ms"),
+        );
+        assert_eq!(e.hint.as_deref(), Some("raise --timeout-ms, or set retry"));
+        let e = flag_hint(
+            AfError::invalid("x")
+                .with_hint("set ca_cert to a PEM file, or tls_insecure")
+                .with_field("ca_cert"),
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("set --ca-cert to a PEM file, or tls_insecure")
+        );
+        let e = flag_hint(
+            AfError::invalid("x")
+                .with_hint("no such page")
+                .with_field("url"),
+        );
+        assert_eq!(e.hint.as_deref(), Some("no such page (the URL argument)"));
+        let e = flag_hint(AfError::invalid("x").with_field("selector"));
+        assert_eq!(e.hint.as_deref(), Some("check --selector"));
+        // A longer word that contains the field is not the field.
+        let e = flag_hint(
+            AfError::invalid("x")
+                .with_hint("drop endpoint_url")
+                .with_field("url"),
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("drop endpoint_url (the URL argument)")
+        );
+    }
+
+    /// Neither the host's token nor its proxy password shows in the parsed arguments' or the
+    /// resolved host options' `Debug`.
+    #[test]
+    fn host_secrets_never_show_in_debug() {
+        use clap::Parser;
+        let cli = super::Cli::try_parse_from([
+            "afhttp",
+            "host",
+            "--token-secret",
+            "tok-hunter2",
+            "--proxy-url",
+            "http://user:pw-hunter2@127.0.0.1:3128",
+        ])
+        .unwrap();
+        let shown = format!("{cli:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        let super::Commands::Host(args) = cli.command else {
+            panic!("not host")
+        };
+        let opts = super::host::resolve(*args).unwrap();
+        let shown = format!("{opts:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+    }
 }

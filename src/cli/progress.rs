@@ -40,7 +40,7 @@ pub struct StderrReporter {
 impl StderrReporter {
     /// For this process's stderr, in the mode its terminal calls for.
     pub fn for_stderr() -> StderrReporter {
-        let term = crate::env::var(crate::env::TERM);
+        let term = super::env().get(crate::env::TERM);
         let mode = mode(std::io::stderr().is_terminal(), term.as_deref());
         StderrReporter::with(Box::new(std::io::stderr()), mode, None)
     }

@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use crate::env;
 use crate::error::{AfError, ErrorCode};
+use crate::sdk::endpoint::Endpoint;
 use crate::sdk::fleet::Fleet;
 use crate::sdk::secret::Secret;
+use crate::sdk::target::{FleetTarget, HostTarget, Target};
 
 /// How to reach a host (flattened into `fetch`, `mcp` and the driver commands).
 #[derive(Debug, Clone, Args)]
@@ -41,19 +43,88 @@ impl HostArgs {
         )
     }
 
-    /// The fleet and its connect bound when `--fleet` is given and `--endpoint-url` (more
-    /// specific, it wins) is not.
-    pub fn routing_fleet(&self) -> Result<Option<(Fleet, Duration)>, AfError> {
-        if self.endpoint_url.is_some() {
-            return Ok(None);
-        }
-        let connect = self.fleet.connect_timeout()?;
-        Ok(self.fleet.parsed()?.map(|f| (f, connect)))
-    }
-
     /// Whether neither an endpoint nor a fleet is named (fetches are local).
     pub fn is_local(&self) -> bool {
         self.endpoint_url.is_none() && self.fleet.fleet.is_none()
+    }
+
+    /// The one choice of where the host is: `--endpoint-url` (most specific), else
+    /// `--fleet`, else local. [`Reach::discovered`] turns local into the managed container
+    /// for the commands that need a host.
+    pub fn resolve(&self) -> Result<Reach, AfError> {
+        let token = self.token()?;
+        // What a printed `recommended_command` must repeat to reach this host (never the
+        // token itself).
+        let mut replay_args = Vec::new();
+        if let Some(u) = &self.endpoint_url {
+            replay_args.extend(["--endpoint-url".to_string(), u.clone()]);
+        }
+        if let Some(f) = &self.token_secret_file {
+            let f = crate::fsutil::absolute(f);
+            replay_args.extend(["--token-secret-file".to_string(), f.display().to_string()]);
+        }
+        let target = if let Some(raw) = &self.endpoint_url {
+            Target::Host(HostTarget {
+                endpoint: Endpoint::parse(raw)?,
+                token: token.clone(),
+                replay_args: replay_args.clone(),
+            })
+        } else if let Some(fleet) = self.fleet.parsed()? {
+            Target::Fleet(FleetTarget {
+                fleet,
+                connect_timeout: self.fleet.connect_timeout()?,
+                token: token.clone(),
+            })
+        } else {
+            Target::Local
+        };
+        Ok(Reach {
+            target,
+            token,
+            replay_args,
+            trace: None,
+        })
+    }
+}
+
+/// Where a command's host is, resolved once from its flags and the environment.
+#[derive(Debug, Clone)]
+pub struct Reach {
+    /// Local, one host, or a fleet.
+    pub target: Target,
+    /// The flags' token (what a discovered host is reached with, when given).
+    token: Option<Secret>,
+    /// What a printed command repeats to reach the host (`--token-secret-file`).
+    replay_args: Vec<String>,
+    /// How the host was found, for the event's trace (discovery).
+    pub trace: Option<Value>,
+}
+
+impl Reach {
+    /// A local reach becomes the managed local container when one is installed (label →
+    /// port, token through the engine); with `required`, finding none is "no host endpoint
+    /// given", otherwise it stays local. A host or a fleet stays as it is.
+    pub fn discovered(self, required: bool) -> Result<Reach, AfError> {
+        if !self.target.is_local() {
+            return Ok(self);
+        }
+        let Some(found) = discover_opt(self.token.is_none())? else {
+            return if required {
+                Err(no_endpoint())
+            } else {
+                Ok(self)
+            };
+        };
+        let token = self.token.clone().or(found.token);
+        Ok(Reach {
+            target: Target::Host(HostTarget {
+                endpoint: Endpoint::parse(&found.endpoint_url)?,
+                token,
+                replay_args: self.replay_args.clone(),
+            }),
+            trace: Some(found.trace),
+            ..self
+        })
     }
 }
 
@@ -108,16 +179,14 @@ pub fn no_endpoint() -> AfError {
     )
 }
 
-/// Discover the managed local container, or fail with "no host endpoint given".
-pub fn discover(need_token: bool) -> Result<Found, AfError> {
-    discover_opt(need_token)?.ok_or_else(no_endpoint)
-}
-
 /// The managed local container (label → port, token through the engine); `None` when no
 /// engine answers or none is installed.
 #[cfg(feature = "container")]
-pub fn discover_opt(need_token: bool) -> Result<Option<Found>, AfError> {
-    let found = super::block_on(crate::container::discover::for_driver(need_token))??;
+fn discover_opt(need_token: bool) -> Result<Option<Found>, AfError> {
+    let found = super::block_on(crate::container::discover::for_driver(
+        super::env(),
+        need_token,
+    ))??;
     Ok(found.map(|d| Found {
         trace: serde_json::json!({
             "endpoint_source": "container",
@@ -132,7 +201,7 @@ pub fn discover_opt(need_token: bool) -> Result<Option<Found>, AfError> {
 
 /// Without the container feature there is nothing to discover.
 #[cfg(not(feature = "container"))]
-pub fn discover_opt(_need_token: bool) -> Result<Option<Found>, AfError> {
+fn discover_opt(_need_token: bool) -> Result<Option<Found>, AfError> {
     Ok(None)
 }
 

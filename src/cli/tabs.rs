@@ -42,7 +42,7 @@ pub fn run(args: TabsArgs) -> Event {
             // A bad id is refused before any host is contacted.
             let tab = match TabId::parse(&tab) {
                 Ok(t) => t,
-                Err(e) => return Event::error(&super::fetch::flag_hint(e), None),
+                Err(e) => return super::error_event(e, None),
             };
             super::run_client(&driver, |client| async move {
                 client.close_tab(tab.as_str()).await?;

@@ -33,7 +33,7 @@ pub fn run(args: UploadArgs) -> Event {
         .and_then(|_| Selector::parse(&args.selector))
         .and_then(|s| Ok((s, LocalFile::check(&args.file)?)));
     if let Err(e) = checked {
-        return Event::error(&super::fetch::flag_hint(e), None);
+        return super::error_event(e, None);
     }
     let UploadArgs {
         tab,

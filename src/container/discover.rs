@@ -154,9 +154,12 @@ pub struct Discovered {
 
 /// Discovery for driver commands. `Ok(None)` when there is no engine or no managed
 /// container (the caller then says no endpoint was given); errors when the container
-/// exists but cannot serve this driver.
-pub async fn for_driver(need_token: bool) -> Result<Option<Discovered>, AfError> {
-    let Ok(docker) = engine::connect().await else {
+/// exists but cannot serve this driver. The engine is the one `env`'s `DOCKER_HOST` names.
+pub async fn for_driver(
+    env: &crate::env::Snapshot,
+    need_token: bool,
+) -> Result<Option<Discovered>, AfError> {
+    let Ok(docker) = engine::connect(env).await else {
         return Ok(None);
     };
     let Some(c) = find(&docker).await? else {

@@ -13,10 +13,11 @@ const REQUEST_TIMEOUT_S: u64 = 600;
 /// hang on a DOCKER_HOST that never answers.
 const CONNECT_TIMEOUT_S: u64 = 5;
 
-/// Connect through `DOCKER_HOST` (or the default socket), negotiate the API version and
-/// ping. An engine that does not answer is `container_engine_unavailable`.
-pub async fn connect() -> Result<Docker, AfError> {
-    let host = crate::env::var(crate::env::DOCKER_HOST);
+/// Connect through `DOCKER_HOST` as the front end read it into `env` (or the default
+/// socket), negotiate the API version and ping. An engine that does not answer is
+/// `container_engine_unavailable`.
+pub async fn connect(env: &crate::env::Snapshot) -> Result<Docker, AfError> {
+    let host = env.get(crate::env::DOCKER_HOST);
     let shown = host
         .clone()
         .unwrap_or_else(|| "unix:///var/run/docker.sock".into());

@@ -7,22 +7,32 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+use crate::env::Snapshot;
 use crate::error::{AfError, ErrorCode};
 use crate::host::listener::ListenAddr;
 use crate::host::run::{self, HostOptions, RunningHost};
 use crate::sdk::endpoint::Endpoint;
 use crate::sdk::fetch::TransportOptions;
 use crate::sdk::launcher::{BrowserLauncher, LaunchSpec, LaunchedBrowser, Launcher};
+use crate::sdk::secret::Secret;
 
 /// Starts an [`InlineHost`] per launch (the browser from the spec, else `AFHTTP_BROWSER_BIN`,
-/// else PATH).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InlineLauncher;
+/// else PATH, both from the front end's environment snapshot).
+#[derive(Debug, Clone, Default)]
+pub struct InlineLauncher {
+    env: Snapshot,
+}
 
 impl InlineLauncher {
+    /// A launcher that takes `AFHTTP_BROWSER_BIN`, `AFHTTP_NO_SANDBOX`, `PATH` and `TMPDIR`
+    /// from `env`.
+    pub fn new(env: &Snapshot) -> InlineLauncher {
+        InlineLauncher { env: env.clone() }
+    }
+
     /// The launcher as a request carries it.
-    pub fn shared() -> Launcher {
-        Launcher(Arc::new(InlineLauncher))
+    pub fn shared(env: &Snapshot) -> Launcher {
+        Launcher(Arc::new(InlineLauncher::new(env)))
     }
 }
 
@@ -31,11 +41,13 @@ impl InlineLauncher {
 /// above it; it is [`crate::sdk::client::Client::launch`] with [`InlineLauncher`].
 impl crate::sdk::client::Client {
     /// A client for a private, ephemeral in-process host, stopped by [`Client::close`] or
-    /// on drop (needs the `host` feature).
+    /// on drop (needs the `host` feature). It is an entry point: it reads the process
+    /// environment once, as the CLI does ([`InlineLauncher::new`] takes a snapshot instead).
     ///
     /// [`Client::close`]: crate::sdk::client::Client::close
     pub async fn inline_ephemeral() -> Result<crate::sdk::client::Client, AfError> {
-        crate::sdk::client::Client::launch(&InlineLauncher).await
+        let launcher = InlineLauncher::new(&Snapshot::read());
+        crate::sdk::client::Client::launch(&launcher).await
     }
 }
 
@@ -46,6 +58,7 @@ impl BrowserLauncher for InlineLauncher {
     ) -> BoxFuture<'a, Result<Box<dyn LaunchedBrowser>, AfError>> {
         Box::pin(async move {
             let host = InlineHost::start(
+                &self.env,
                 spec.browser_bin.map(std::path::Path::to_path_buf),
                 spec.family,
                 spec.transport,
@@ -95,12 +108,13 @@ impl std::fmt::Debug for InlineHost {
 
 impl InlineHost {
     /// Start one with the browser `family` (default: the chromium family) from `browser_bin`
-    /// (or `AFHTTP_BROWSER_BIN`, or PATH), whose traffic follows the fetch's `transport`
-    /// (proxy, extra CA, certificate checks off).
+    /// (or `env`'s `AFHTTP_BROWSER_BIN`, or its PATH), whose traffic follows the fetch's
+    /// `transport` (proxy, extra CA, certificate checks off).
     ///
     /// No browser executable at all is `render_unavailable`; a browser that is there but
     /// does not start is `browser_launch_failed` with its stderr tail.
     pub async fn start(
+        env: &Snapshot,
         browser_bin: Option<std::path::PathBuf>,
         family: Option<crate::profile::Backend>,
         transport: &TransportOptions,
@@ -109,37 +123,38 @@ impl InlineHost {
         let dir = crate::fsutil::short_tempdir("afhttp-inline-", 96)
             .map_err(|e| AfError::io("create the inline host directory", &e))?;
         let socket = dir.path().join("host.sock");
-        let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()));
+        let mut opts = HostOptions::local(ListenAddr::Unix(socket.clone()), env);
         opts.wait_for_product = false;
         // Its one fetch takes the browser's start-up tab.
         opts.tab_pool = 0;
-        opts.ephemeral_root = memory_scratch_root();
+        opts.ephemeral_root = memory_scratch_root(env);
         opts.backend = family;
-        opts.browser_bin =
-            browser_bin.or_else(|| crate::env::var(crate::env::BROWSER_BIN).map(Into::into));
+        opts.browser_bin = browser_bin.or_else(|| env.get(crate::env::BROWSER_BIN).map(Into::into));
         require_some_browser(&opts)?;
         if let Some(policy) = &transport.egress {
             // Every request of the browser goes through the host's loopback egress proxy,
             // which enforces the fetch's policy and chains to its proxy, if any (whose own
             // address passes the policy first).
-            if let Some(proxy) = &transport.proxy_url {
+            if let Some(secret) = &transport.proxy_url {
+                let proxy = secret.expose_url();
                 let port = proxy.port_or_known_default().unwrap_or(1080);
                 crate::sdk::egress::check_host(policy, proxy.host_str().unwrap_or_default(), port)
                     .await?;
-                opts.proxy_url = Some(proxy.as_str().to_string());
+                opts.proxy_url = Some(Secret::new(proxy.as_str()));
                 opts.proxy_ca = transport.ca_cert.clone();
             }
             opts.egress = Some(policy.clone());
-        } else if let Some(proxy) = &transport.proxy_url {
-            if has_credentials(proxy) {
+        } else if let Some(secret) = &transport.proxy_url {
+            let proxy = secret.expose_url();
+            if secret.has_credentials() {
                 // Chromium sends no credentials from --proxy-server (and never authenticates
                 // to a SOCKS5 proxy): the browser goes through the host's loopback proxy
                 // (the egress proxy, default policy), which chains to this one with them.
                 opts.egress = Some(crate::host::egress::Policy::default());
-                opts.proxy_url = Some(proxy.as_str().to_string());
+                opts.proxy_url = Some(Secret::new(proxy.as_str()));
                 opts.proxy_ca = transport.ca_cert.clone();
             } else {
-                opts.proxy_url = Some(browser_proxy(proxy));
+                opts.proxy_url = Some(Secret::new(browser_proxy(proxy)));
             }
         }
         if transport.tls_insecure {
@@ -186,10 +201,10 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
     if opts.browser_bin.is_some() {
         return Ok(());
     }
-    let path_env = std::env::var_os(crate::env::PATH);
+    let path_env = opts.search_path.as_deref();
     let found = match opts.backend {
-        Some(b) => crate::host::browser::resolve_binary(b, None, path_env.as_deref()).is_ok(),
-        None => crate::host::browser::resolve_auto(path_env.as_deref()).is_some(),
+        Some(b) => crate::host::browser::resolve_binary(b, None, path_env).is_ok(),
+        None => crate::host::browser::resolve_auto(path_env).is_some(),
     };
     if found {
         return Ok(());
@@ -199,11 +214,6 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
         "no browser executable was found for the inline browser",
     )
     .with_hint("install chromium, or pass --browser-bin (or --endpoint-url of a host)"))
-}
-
-/// Whether a proxy URL carries a user name or password.
-fn has_credentials(proxy: &url::Url) -> bool {
-    !proxy.username().is_empty() || proxy.password().is_some()
 }
 
 /// The `proxy_url` (without credentials) as Chromium's `--proxy-server` takes it; `socks5h`
@@ -223,15 +233,15 @@ fn browser_proxy(proxy: &url::Url) -> String {
 /// The least free space a memory file system needs to take an inline fetch's profile.
 const MEMORY_SCRATCH_MIN_FREE: u64 = 1 << 30;
 
-/// Where an inline fetch's throwaway profile goes: `/dev/shm` when `TMPDIR` is not set and
+/// Where an inline fetch's throwaway profile goes: `/dev/shm` when `env` has no `TMPDIR` and
 /// `/dev/shm` is a tmpfs with at least 1 GiB free; otherwise `None` (the temp dir).
 ///
 /// The browser writes hundreds of files into a fresh profile while it starts, and the
 /// profile is deleted right after the one fetch: in memory both take a fraction of a disk's
 /// time (about 100 ms of a cold fetch, measured in `bench/run_browser.py`). An explicit
 /// `TMPDIR` is the user's choice and wins.
-pub fn memory_scratch_root() -> Option<std::path::PathBuf> {
-    if std::env::var_os(crate::env::TMPDIR).is_some() {
+pub fn memory_scratch_root(env: &Snapshot) -> Option<std::path::PathBuf> {
+    if env.get_os(crate::env::TMPDIR).is_some() {
         return None;
     }
     let shm = std::path::Path::new("/dev/shm");

@@ -28,13 +28,23 @@ impl Level {
     }
 }
 
-/// The threshold from `AFHTTP_LOG` (default `info`; `off` silences everything).
+/// The threshold a front end set with [`init`] (`info` until then).
+static THRESHOLD: std::sync::OnceLock<Option<Level>> = std::sync::OnceLock::new();
+
+/// Set the threshold from `AFHTTP_LOG` in `env` (default `info`; `off` silences
+/// everything), once per process: the front end's resolve step calls it.
+pub fn init(env: &crate::env::Snapshot) {
+    let _ = THRESHOLD.set(parse(env.get(crate::env::LOG).as_deref()));
+}
+
+/// The threshold: what [`init`] set, else `info`.
 pub fn threshold() -> Option<Level> {
-    match crate::env::var(crate::env::LOG)
-        .as_deref()
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
+    *THRESHOLD.get().unwrap_or(&Some(Level::Info))
+}
+
+/// The threshold named by an `AFHTTP_LOG` value.
+fn parse(value: Option<&str>) -> Option<Level> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
         Some("off") | Some("none") => None,
         Some("debug") | Some("trace") => Some(Level::Debug),
         Some("warn") | Some("warning") => Some(Level::Warn),

@@ -135,7 +135,6 @@ mod served {
             resolve_client: Arc::new(move || client_for_docs().map(Some)),
             resolve_host: Arc::new(client),
             allow_cdp: opts.allow_cdp,
-            fleet: None,
             egress,
         };
         let server = AfhttpMcp::new(config).with_area(Arc::clone(&area));

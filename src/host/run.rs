@@ -47,8 +47,8 @@ pub struct HostOptions {
     pub health: bool,
     /// Unauthenticated minimal `/health`.
     pub health_public_minimal: bool,
-    /// Browser proxy.
-    pub proxy_url: Option<String>,
+    /// Browser proxy (credentials allowed; never shown).
+    pub proxy_url: Option<crate::sdk::secret::Secret>,
     /// A CA (PEM) that may sign an `https://` `proxy_url`'s certificate when the egress
     /// proxy chains to it (an inline browser's `--ca-cert`).
     pub proxy_ca: Option<PathBuf>,
@@ -62,6 +62,8 @@ pub struct HostOptions {
     pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     /// Chromium sandbox off (`AFHTTP_NO_SANDBOX`).
     pub no_sandbox: bool,
+    /// The program search path (the front end's `PATH`) where the browser is looked for.
+    pub search_path: Option<std::ffi::OsString>,
     /// Browser start bound.
     pub startup_timeout: Duration,
     /// Whether the ready document waits (bounded) for the browser's product string; an
@@ -98,8 +100,9 @@ pub struct HostOptions {
 }
 
 impl HostOptions {
-    /// Defaults for an ephemeral, tokenless loopback host (tests, inline fetch).
-    pub fn local(listen: ListenAddr) -> HostOptions {
+    /// Defaults for an ephemeral, tokenless loopback host (tests, inline fetch); the sandbox
+    /// switch and the search path come from the front end's `env`.
+    pub fn local(listen: ListenAddr, env: &crate::env::Snapshot) -> HostOptions {
         HostOptions {
             listen,
             profile: None,
@@ -115,8 +118,8 @@ impl HostOptions {
             browser_args: Vec::new(),
             allowed_hosts: Vec::new(),
             trusted_proxies: Vec::new(),
-            no_sandbox: crate::env::var(crate::env::NO_SANDBOX)
-                .is_some_and(|v| crate::env::is_truthy(&v)),
+            no_sandbox: env.is_true(crate::env::NO_SANDBOX),
+            search_path: env.get_os(crate::env::PATH).map(Into::into),
             startup_timeout: Duration::from_secs(30),
             wait_for_product: true,
             recent_requests_cap: 0,
@@ -274,7 +277,7 @@ fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
 
 /// The backend and its executable: as given, or the first Chromium-family browser on PATH.
 fn resolve_browser(opts: &HostOptions) -> Result<(Backend, PathBuf), AfError> {
-    let path_env = std::env::var_os(crate::env::PATH);
+    let path_env = opts.search_path.clone();
     match (opts.backend, &opts.browser_bin) {
         (Some(b), explicit) => Ok((
             b,
@@ -335,7 +338,7 @@ fn launch_options(
         // Behind the egress proxy when there is one (it chains to --proxy-url itself).
         proxy_url: match egress {
             Some(proxy) => Some(proxy.proxy_url()),
-            None => opts.proxy_url.clone(),
+            None => opts.proxy_url.as_ref().map(|p| p.expose().to_string()),
         },
         extra_args: opts.browser_args.clone(),
         engine_env: opts.engine_env.clone(),
@@ -518,7 +521,9 @@ async fn start_egress(
     }
     crate::host::egress::start(
         policy.clone(),
-        opts.proxy_url.as_deref(),
+        opts.proxy_url
+            .as_ref()
+            .map(crate::sdk::secret::Secret::expose),
         opts.proxy_ca.as_deref(),
     )
     .await

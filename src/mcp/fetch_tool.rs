@@ -58,7 +58,6 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     let default_want = spec.want.is_none();
     let egress = server.config.egress.clone();
     let resolve = server.config.resolve_fetch.clone();
-    let fleet = server.config.fleet.clone();
     // The fetch pipeline's future is not `Send`, and resolution may block (discovery): both
     // run on a blocking thread with a runtime of their own.
     let ran = tokio::task::spawn_blocking(move || {
@@ -80,14 +79,8 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
             .enable_all()
             .build()
             .map_err(|e| Box::new((AfError::io("start the fetch runtime", &e), None)))?;
-        let fetched = rt.block_on(async {
-            match &fleet {
-                Some((fleet, connect)) => {
-                    crate::sdk::fleet::route::fetch(fleet, request, *connect).await
-                }
-                None => sdk_fetch::fetch(request).await,
-            }
-        });
+        // The request's target routes it (local, one host, or a fleet's member).
+        let fetched = rt.block_on(sdk_fetch::fetch(request));
         fetched.map_err(|f| Box::new((f.error, Some(f.trace.to_json()))))
     })
     .await;

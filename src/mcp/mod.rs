@@ -39,7 +39,8 @@ use crate::sdk::client::Client;
 use crate::sdk::fetch::{FetchRequest, FetchSpec};
 
 /// Turns a tool's [`FetchSpec`] into a request the way the front end's fetch does (host
-/// flags, `AFHTTP_*`, container discovery); it may block, so it runs off the async threads.
+/// flags, `AFHTTP_*`, container discovery), with the request's target (local, one host, or a
+/// fleet) set, so the SDK's fetch routes it; it may block, so it runs off the async threads.
 pub type ResolveFetch = Arc<dyn Fn(FetchSpec) -> Result<FetchRequest, AfError> + Send + Sync>;
 /// The configured host's client, or `None` when fetches are local (no endpoint).
 pub type ResolveClient = Arc<dyn Fn() -> Result<Option<Client>, AfError> + Send + Sync>;
@@ -72,9 +73,6 @@ pub struct McpConfig {
     /// plain-HTTP step, and an inline browser); `None`: none (the CLI's default, which an MCP
     /// front end should not pick). A host's `/mcp` passes the host's own policy.
     pub egress: Option<crate::sdk::egress::Policy>,
-    /// A fleet the fetches are routed over (by profile, failover for ephemeral ones) and its
-    /// member connect bound; `None`: one host or local fetches.
-    pub fleet: Option<(crate::sdk::fleet::Fleet, std::time::Duration)>,
 }
 
 /// The afhttp MCP server: its configuration and the output directories of this session's

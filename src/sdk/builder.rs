@@ -313,7 +313,7 @@ impl<'c> FetchBuilder<'c> {
     }
     /// `--proxy-url` (http, https, socks5, socks5h; credentials allowed).
     pub fn proxy_url(self, url: impl Into<String>) -> Self {
-        let url = url.into();
+        let url = crate::sdk::secret::Secret::new(url);
         self.edit(|s| s.proxy_url = Some(url))
     }
     /// `--ca-cert`: extra PEM CA certificate(s) to trust.

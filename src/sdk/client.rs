@@ -214,7 +214,9 @@ impl Client {
                 ErrorCode::CdpUnavailable,
                 "the host answers but is not ready (/health?ready answered 503)",
             )
-            .with_hint("`afhttp health` without --ready shows its status (starting or degraded)")),
+            .with_hint(
+                "the plain health check (`afhttp health`) shows its status (starting or degraded)",
+            )),
             Err(e) => Err(e),
         }
     }

@@ -8,6 +8,9 @@ use std::time::Duration;
 pub const TIMEOUT_MS: u64 = 30_000;
 /// [`TIMEOUT_MS`] as a duration.
 pub const TIMEOUT: Duration = Duration::from_millis(TIMEOUT_MS);
+/// The hint of a fetch that ran out of `timeout_ms` (the error's field is `timeout_ms`, so a
+/// front end can name its own option).
+pub const TIMEOUT_HINT: &str = "raise timeout_ms, or set retry";
 /// First delay between retries, in milliseconds (it doubles each retry).
 pub const BACKOFF_MS: u64 = 250;
 /// [`BACKOFF_MS`] as a duration.

@@ -161,8 +161,9 @@ impl AllowRule {
         let raw = raw.trim();
         let bad = || {
             AfError::invalid(format!(
-                "--egress-allow {raw:?} is not an IP, IP/PREFIX or host name"
+                "egress_allow {raw:?} is not an IP, IP/PREFIX or host name"
             ))
+            .with_field("egress_allow")
         };
         if raw.contains('/') || raw.trim_matches(['[', ']']).parse::<IpAddr>().is_ok() {
             let (ip, prefix) = parse_ip_block(raw).ok_or_else(bad)?;
@@ -258,8 +259,8 @@ pub fn denied_error(host: &str, port: Option<u16>, denial: &Denial) -> AfError {
     )
     .with_hint(
         "the egress policy refuses this address (link-local and cloud metadata always; \
-         loopback and private ones with --deny-private-networks); its operator can allow it \
-         with --egress-allow",
+         loopback and private ones with deny_private_networks); its operator can allow it \
+         with an egress_allow exception (`afhttp fetch|mcp|host --egress-allow`)",
     )
 }
 

@@ -27,7 +27,9 @@ impl Endpoint {
     /// Parse an endpoint URL; anything malformed is `invalid_endpoint`.
     pub fn parse(raw: &str) -> Result<Endpoint, AfError> {
         let bad = |why: &str| {
-            AfError::new(ErrorCode::InvalidEndpoint, format!("--endpoint-url: {why}")).with_hint(
+            AfError::new(ErrorCode::InvalidEndpoint, format!("endpoint_url: {why}"))
+                .with_field("endpoint_url")
+                .with_hint(
                 "use ws://HOST:PORT, wss://HOST:PORT, http://HOST:PORT, https://HOST:PORT or unix:/path",
             )
         };
@@ -55,13 +57,11 @@ impl Endpoint {
         };
         if !url.username().is_empty() || url.password().is_some() {
             return Err(bad(
-                "credentials in the URL are not accepted; use --token-secret",
+                "credentials in the URL are not accepted; use token_secret",
             ));
         }
         if url.query().is_some() || url.fragment().is_some() {
-            return Err(bad(
-                "a query or fragment is not accepted; use --token-secret",
-            ));
+            return Err(bad("a query or fragment is not accepted; use token_secret"));
         }
         if !matches!(url.path(), "" | "/" | "/cdp") {
             return Err(bad("the path must be empty or /cdp"));

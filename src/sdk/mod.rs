@@ -16,6 +16,8 @@ pub mod documents;
 pub mod egress;
 pub mod endpoint;
 pub mod fetch;
+#[cfg(test)]
+mod flag_free;
 pub mod fleet;
 pub mod host_http;
 pub mod html;
@@ -26,6 +28,7 @@ pub mod render_decision;
 pub mod request;
 pub mod secret;
 pub mod tab_id;
+pub mod target;
 pub mod transfer;
 
 pub use builder::{CdpBuilder, FetchBuilder, FetchCookie, FetchCookieSameSite};

@@ -61,11 +61,11 @@ impl EscalationReason {
     /// JSON form for the trace: `{code, detail}`.
     pub fn to_json(&self) -> Value {
         let detail = match self {
-            EscalationReason::RenderAlways => "--render always".to_string(),
-            EscalationReason::ProfileRequested(p) => format!("--profile {p}"),
-            EscalationReason::Takeover => "--takeover".to_string(),
-            EscalationReason::Tab(t) => format!("--tab {t}"),
-            EscalationReason::BrowserOnlyArtifact(a) => format!("--want {}", a.as_str()),
+            EscalationReason::RenderAlways => "render always".to_string(),
+            EscalationReason::ProfileRequested(p) => format!("profile {p}"),
+            EscalationReason::Takeover => "takeover".to_string(),
+            EscalationReason::Tab(t) => format!("tab {t}"),
+            EscalationReason::BrowserOnlyArtifact(a) => format!("want {}", a.as_str()),
             EscalationReason::EmptyHtmlShell(d) => d.clone(),
             EscalationReason::ChallengeMarkers(c) => format!("{}: {}", c.vendor, c.marker),
             EscalationReason::WallStatus(s) => format!("status {s} with an HTML body"),

@@ -131,8 +131,14 @@ fn malformed_egress_exceptions_are_refused_at_start() {
     for bad in ["10.0.0.0/99", "a b"] {
         let run = fx.cmd().args(["mcp", "--egress-allow", bad]).run();
         let e = run.error("invalid_argument", 1);
+        // The SDK names the field; the command line names its flag in the hint.
         assert!(
-            e["message"].as_str().unwrap().contains("--egress-allow"),
+            e["message"].as_str().unwrap().contains("egress_allow"),
+            "{}",
+            run.context
+        );
+        assert!(
+            e["hint"].as_str().unwrap().contains("--egress-allow"),
             "{}",
             run.context
         );

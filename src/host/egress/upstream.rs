@@ -79,7 +79,8 @@ impl Upstream {
     /// against the web roots, the system store and `extra_ca` (a PEM file, the fetch's
     /// `--ca-cert`).
     pub fn parse(raw: &str, extra_ca: Option<&Path>) -> Result<Upstream, AfError> {
-        let url = crate::sdk::fetch::options::parse_proxy_url(raw)?;
+        let secret = crate::sdk::fetch::options::parse_proxy_url(raw)?;
+        let url = secret.expose_url();
         let host = url.host_str().unwrap_or_default();
         let creds = (!url.username().is_empty()).then(|| {
             (

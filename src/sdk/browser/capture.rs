@@ -352,7 +352,7 @@ async fn body(
         warning = Some(Warning::artifact(
             a.as_str(),
             ErrorCode::NetworkBodyTruncated,
-            format!("the body was cut at --max-response-bytes {cap}"),
+            format!("the body was cut at max_response_bytes ({cap})"),
         ));
     }
     c.body_bytes = bytes.len() as u64;

@@ -110,7 +110,7 @@ fn not_read(ct: Option<&str>, why: String) -> Taken {
             format!(
                 "the main response ({ct}) was not read as a document: {why}; text and content \
                  are the browser's view of it (a viewer or a download), not the document's \
-                 words; fetch it with --render none for them"
+                 words; fetch it with render none for them"
             ),
         )),
     }
@@ -268,7 +268,7 @@ pub async fn write(
         w.warnings.push(Warning::artifact(
             "body",
             ErrorCode::NetworkBodyTruncated,
-            format!("the body was cut at --max-response-bytes {cap}"),
+            format!("the body was cut at max_response_bytes ({cap})"),
         ));
     }
     w.body_bytes = bytes.len() as u64;

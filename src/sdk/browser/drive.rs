@@ -264,7 +264,7 @@ async fn evaluate_after_wait(run: &Run<'_>, trace: &mut Trace, warnings: &mut Ve
     if let Some(text) = warning {
         warnings.push(Warning::general(
             ErrorCode::ArtifactCaptureFailed,
-            format!("--evaluate-after-wait threw: {text}"),
+            format!("evaluate_after_wait threw: {text}"),
         ));
     }
 }

@@ -128,7 +128,7 @@ pub fn plan(browser_ua: &str, product: &str, flag: Option<&str>, brand: Option<&
         let trace = match &metadata {
             Some(_) => json!({"source": "flag", "client_hints": "sent"}),
             None => json!({"source": "flag", "client_hints": "not_sent",
-                "reason": "--user-agent names no Chromium version, so no Chromium client hints are sent"}),
+                "reason": "user_agent names no Chromium version, so no Chromium client hints are sent"}),
         };
         return Identity {
             user_agent: Some(ua.to_string()),

@@ -200,7 +200,8 @@ async fn run_in_tab(
                 req.timeout.as_millis()
             ),
         )
-        .with_hint("raise --timeout-ms, or add --retry")),
+        .with_hint(crate::sdk::defaults::TIMEOUT_HINT)
+        .with_field("timeout_ms")),
     };
     collector.abort();
     result

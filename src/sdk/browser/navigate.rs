@@ -276,7 +276,8 @@ pub async fn navigate(
                     t.as_millis()
                 ),
             )
-            .with_hint("raise --timeout-ms, or add --retry")
+            .with_hint(crate::sdk::defaults::TIMEOUT_HINT)
+            .with_field("timeout_ms")
         } else {
             e
         }
@@ -305,7 +306,7 @@ pub async fn navigate(
                     e.with_hint(
                         "the host's proxy could not open a tunnel: the target may be refused by \
                          its egress policy (private or link-local address), unreachable, or \
-                         its --proxy-url failed",
+                         its proxy (`afhttp host --proxy-url`) failed",
                     )
                 } else {
                     e
@@ -365,8 +366,8 @@ pub fn egress_refusal(status: u16, headers: &[(String, String)], url: &str) -> O
     let mut e = AfError::new(code, format!("navigation to {url} failed: {detail}"));
     if code == ErrorCode::EgressDenied {
         e = e.with_hint(
-            "the host refuses this address; its operator can add --egress-allow, or fetch it \
-             from the driver with --render none",
+            "the host refuses this address; its operator can add an exception \
+             (`afhttp host --egress-allow`), or fetch it from the driver with render none",
         );
     }
     Some(e)

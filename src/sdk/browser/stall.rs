@@ -262,7 +262,7 @@ impl Cutter {
             let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
             parts.push(format!(
                 "{} third-party request(s) cut after {window} ms without a response \
-                 (--stall-cutoff-ms){}: {}",
+                 (stall_cutoff_ms){}: {}",
                 count(&now),
                 match self.reloads() {
                     0 => String::new(),
@@ -274,7 +274,7 @@ impl Cutter {
         if !before.is_empty() {
             parts.push(format!(
                 "{} request(s) blocked from the start: their hosts stalled in this host's \
-                 fetches of the last {} s (--stall-cutoff-ms 0 fetches them): {}",
+                 fetches of the last {} s (stall_cutoff_ms 0 fetches them): {}",
                 count(&before),
                 crate::sdk::defaults::STALL_MEMORY_TTL.as_secs(),
                 describe(&before, &self.remembered)

@@ -174,7 +174,8 @@ pub async fn wait(
                 match evaluate(conn, session, &expr, false, call_timeout(now)).await {
                     Ok(Ok(v)) => seen.selector_matched = v.as_bool().unwrap_or(false),
                     Ok(Err(text)) if text.contains("not a valid selector") => {
-                        return Err(AfError::invalid(format!("--wait selector {css:?}: {text}")));
+                        return Err(AfError::invalid(format!("wait selector {css:?}: {text}"))
+                            .with_field("wait"));
                     }
                     Ok(Err(_)) => {}
                     Err(e) if e.code == ErrorCode::CdpUnavailable => return Err(e),
@@ -399,7 +400,7 @@ fn timeout_message(
     let wait = &opts.wait;
     let within = if ended_by == "readiness_budget" {
         format!(
-            "within the {} ms readiness budget (--readiness-budget-ms)",
+            "within the {} ms readiness budget (readiness_budget_ms)",
             opts.readiness_budget_ms
         )
     } else {
@@ -427,7 +428,7 @@ fn timeout_message(
     };
     match wait {
         Wait::Selector(css) | Wait::SelectorVisible(css) => format!(
-            "--wait {wait}: the selector {css:?} never matched{} {within}{pending}; captured anyway",
+            "wait {wait}: the selector {css:?} never matched{} {within}{pending}; captured anyway",
             if matches!(wait, Wait::SelectorVisible(_)) {
                 " a visible element"
             } else {
@@ -447,16 +448,16 @@ fn timeout_message(
                         "network idle".into()
                     }
                 });
-            format!("--wait auto: the page did not settle {within} (missing: {missing}){pending}; captured anyway")
+            format!("wait auto: the page did not settle {within} (missing: {missing}){pending}; captured anyway")
         }
         Wait::Idle => {
-            format!("--wait idle: the network was not idle {within}{pending}; captured anyway")
+            format!("wait idle: the network was not idle {within}{pending}; captured anyway")
         }
         Wait::Load => {
-            format!("--wait load: the load event did not fire {within}{pending}; captured anyway")
+            format!("wait load: the load event did not fire {within}{pending}; captured anyway")
         }
         Wait::Ms(_) => format!(
-            "--wait {wait}: not reached {within} (the capture reserve of --timeout-ms came first){pending}; captured anyway"
+            "wait {wait}: not reached {within} (the capture reserve of timeout_ms came first){pending}; captured anyway"
         ),
     }
 }

@@ -60,7 +60,7 @@ impl CallError {
             CallError::Protocol { message, .. } if message.contains(HOST_BUSY_METHOD) => {
                 AfError::new(
                     ErrorCode::HostBusy,
-                    format!("{method}: the host is at its tab cap (--max-tabs)"),
+                    format!("{method}: the host is at its tab cap (`afhttp host --max-tabs`)"),
                 )
                 .with_hint("retry after a backoff, or close tabs you no longer need")
             }

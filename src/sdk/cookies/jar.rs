@@ -163,7 +163,8 @@ fn jar_target(path: &Path) -> Result<PathBuf, AfError> {
     if meta.is_dir() {
         return Err(
             AfError::invalid(format!("cookie jar {} is a directory", path.display()))
-                .with_hint("name a file, e.g. --cookie-jar ./cookies.jar.json"),
+                .with_hint("set cookie_jar to a file, e.g. ./cookies.jar.json")
+                .with_field("cookie_jar"),
         );
     }
     if meta.file_type().is_symlink() && fs::metadata(path).is_ok_and(|m| m.is_file()) {

@@ -38,7 +38,7 @@ pub fn parse_cli_cookie(spec: &str, url: &Url, now_unix: i64) -> Result<Cookie, 
     let (pair, attrs) = spec.split_once(';').unwrap_or((spec, ""));
     let (name, value) = pair.split_once('=').ok_or_else(|| {
         AfError::invalid("cookie must start with name=value (no '=' found)")
-            .with_hint("example: --cookie 'session=abc123; Path=/'")
+            .with_hint("example: 'session=abc123; Path=/'")
     })?;
     let (name, value) = (trim_wsp(name), trim_wsp(value));
     if name.is_empty() {

@@ -227,21 +227,21 @@ fn check_host_transport(req: &FetchRequest) -> Result<(), AfError> {
             "proxy_url applies to this fetch's HTTP requests and inline browser, not to a host's browser",
         )
         .with_field("proxy_url")
-        .with_hint("start the host with `afhttp host --proxy-url URL`, or drop --endpoint-url to render in an inline browser"));
+        .with_hint("start the host with `afhttp host --proxy-url URL`, or drop endpoint_url to render in an inline browser"));
     }
     if t.tls_insecure {
         return Err(AfError::invalid(
             "tls_insecure cannot be applied to a host's browser per fetch",
         )
         .with_field("tls_insecure")
-        .with_hint("configure the host (e.g. `afhttp host --browser-arg=--ignore-certificate-errors`), or drop --endpoint-url to render in an inline browser"));
+        .with_hint("configure the host (e.g. `afhttp host --browser-arg=--ignore-certificate-errors`), or drop endpoint_url to render in an inline browser"));
     }
     if t.ca_cert.is_some() {
         return Err(AfError::invalid(
             "ca_cert cannot be applied to a host's browser per fetch",
         )
         .with_field("ca_cert")
-        .with_hint("add the CA to the trust store of the host's browser, or drop --endpoint-url to render in an inline browser"));
+        .with_hint("add the CA to the trust store of the host's browser, or drop endpoint_url to render in an inline browser"));
     }
     Ok(())
 }

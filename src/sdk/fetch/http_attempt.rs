@@ -164,7 +164,7 @@ fn receive_warnings(
             "body",
             ErrorCode::NetworkBodyTruncated,
             format!(
-                "the body was cut at --max-response-bytes {}",
+                "the body was cut at max_response_bytes ({})",
                 req.max_response_bytes
             ),
         ));
@@ -264,7 +264,7 @@ async fn write_artifacts(
     if req.browser.evaluate_after_wait.is_some() {
         warnings.push(Warning::general(
             ErrorCode::BackendUnsupported,
-            "--evaluate-after-wait was not run: the plain HTTP response was enough",
+            "evaluate_after_wait was not run: the plain HTTP response was enough",
         ));
     }
     Ok(files)

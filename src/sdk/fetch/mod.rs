@@ -180,6 +180,9 @@ pub struct FetchRequest {
     pub(crate) endpoint: Option<Endpoint>,
     /// Bearer token for the host.
     pub(crate) token: Option<Secret>,
+    /// A fleet that picks the host per fetch ([`FetchRequest::with_target`]); taken when the
+    /// fetch is routed.
+    pub(crate) fleet: Option<Box<crate::sdk::target::FleetTarget>>,
     /// Browser for an inline host (otherwise the launcher's default).
     pub(crate) browser_bin: Option<PathBuf>,
     /// `browser`: the inline host's browser family.
@@ -218,12 +221,28 @@ impl FetchRequest {
             no_network_redact: false,
             endpoint: None,
             token: None,
+            fleet: None,
             browser_bin: None,
             browser_family: None,
             launcher: None,
             browser: BrowserOptions::default(),
             documents: crate::sdk::documents::DocumentOptions::default(),
         }
+    }
+
+    /// Run where `target` says: locally (plain HTTP and the launcher's browser), on one
+    /// host, or on a fleet, whose member [`fetch`] picks.
+    pub fn with_target(mut self, target: crate::sdk::target::Target) -> FetchRequest {
+        use crate::sdk::target::Target;
+        match target {
+            Target::Local => {}
+            Target::Host(h) => return self.on_host(h.endpoint, h.token, h.replay_args),
+            Target::Fleet(f) => {
+                self.token = f.token.clone();
+                self.fleet = Some(Box::new(f));
+            }
+        }
+        self
     }
 
     /// Run against the host at `endpoint` (with its bearer `token`) instead of plain HTTP and
@@ -238,6 +257,7 @@ impl FetchRequest {
         self.endpoint = Some(endpoint);
         self.token = token;
         self.browser.replay_args = replay_args;
+        self.fleet = None;
         self
     }
 
@@ -295,12 +315,6 @@ impl FetchRequest {
     /// Start a throwaway browser with `launcher` when the fetch needs one and names no host.
     pub fn with_launcher(mut self, launcher: crate::sdk::launcher::Launcher) -> FetchRequest {
         self.launcher = Some(launcher);
-        self
-    }
-
-    /// The bearer token for hosts this request may be routed to (a fleet's members).
-    pub fn with_token(mut self, token: Option<Secret>) -> FetchRequest {
-        self.token = token;
         self
     }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use url::Url;
 
 use crate::error::AfError;
+use crate::sdk::secret::Secret;
 
 /// A request header given with `--header NAME:VALUE`, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +126,7 @@ pub fn read_data(raw: &str) -> Result<Vec<u8>, AfError> {
             let mut buf = Vec::new();
             std::io::stdin()
                 .read_to_end(&mut buf)
-                .map_err(|e| AfError::io("read --data from stdin", &e))?;
+                .map_err(|e| AfError::io("read data from stdin", &e))?;
             Ok(buf)
         }
         Some(path) => std::fs::read(path)
@@ -162,7 +163,8 @@ pub fn parse_form_field(raw: &str) -> Result<(String, FormValue), AfError> {
 #[derive(Debug, Clone, Default)]
 pub struct TransportOptions {
     /// Explicit proxy (`http://`, `https://`, `socks5://`, `socks5h://`); ambient proxies are never used.
-    pub proxy_url: Option<Url>,
+    /// Its credentials, if any, never show in `Debug`.
+    pub proxy_url: Option<Secret<Url>>,
     /// Extra PEM CA bundle to trust.
     pub ca_cert: Option<PathBuf>,
     /// Accept any certificate.
@@ -173,8 +175,8 @@ pub struct TransportOptions {
     pub egress: Option<crate::sdk::egress::Policy>,
 }
 
-/// Validate `--proxy-url`.
-pub fn parse_proxy_url(raw: &str) -> Result<Url, AfError> {
+/// Validate a `proxy_url` (its password is never shown, in errors or in `Debug`).
+pub fn parse_proxy_url(raw: &str) -> Result<Secret<Url>, AfError> {
     let url = Url::parse(raw).map_err(|e| {
         let shown = crate::sdk::redact::url(raw);
         AfError::invalid(format!("proxy_url {shown:?} is not a URL ({e})"))
@@ -188,7 +190,7 @@ pub fn parse_proxy_url(raw: &str) -> Result<Url, AfError> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(AfError::invalid("proxy_url has no host"));
     }
-    Ok(url)
+    Ok(Secret::from_url(url))
 }
 
 /// Validate the target URL: http or https only, with a host, bounded length.

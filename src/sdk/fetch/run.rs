@@ -21,9 +21,12 @@ use crate::sdk::request::Artifact;
 /// Longest single backoff between retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// Run one fetch to completion.
-pub async fn fetch(req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
-    fetch_with(req, BrowserSlot::default()).await
+/// Run one fetch to completion where its target says (a fleet picks the member here).
+pub async fn fetch(mut req: FetchRequest) -> Result<FetchOutcome, FetchFailure> {
+    match req.fleet.take() {
+        Some(f) => crate::sdk::fleet::route::fetch(&f.fleet, req, f.connect_timeout).await,
+        None => fetch_with(req, BrowserSlot::default()).await,
+    }
 }
 
 /// Run one fetch with browser work going to `slot` (e.g. one sharing an SDK client's
@@ -39,8 +42,8 @@ pub async fn fetch_with(
         "render",
         json!({"mode": req.render, "decision": "http_only", "escalation_reason": null}),
     );
-    // Nothing is captured until the browser runs; the end of the fetch says what was.
-    record_sensitive_capture(&mut trace, &req, false);
+    // Nothing is captured yet; the end of the fetch says what was.
+    record_sensitive_capture(&mut trace, &req, false, false);
     trace.set("cookie_jar_file", json!(req.cookie_jar));
     if req.documents.accept_markdown
         && !req
@@ -136,7 +139,8 @@ pub async fn fetch_with(
                     req.timeout.as_millis()
                 ),
             )
-            .with_hint("raise --timeout-ms, or add --retry")),
+            .with_hint(crate::sdk::defaults::TIMEOUT_HINT)
+            .with_field("timeout_ms")),
         };
         let elapsed = started.elapsed().as_secs_f64() * 1000.0;
         match result {
@@ -170,7 +174,8 @@ pub async fn fetch_with(
         .await;
     }
     trace.timing("total", t0.elapsed().as_secs_f64() * 1000.0);
-    record_sensitive_capture(&mut trace, &req, escalated.is_some());
+    let network_written = matches!(&result, Ok((o, _)) if o.file(Artifact::Network).is_some());
+    record_sensitive_capture(&mut trace, &req, network_written, escalated.is_some());
     if let Some(reason) = &escalated {
         record_resent(&mut trace, reason, &req);
     }
@@ -190,17 +195,23 @@ pub async fn fetch_with(
     }
 }
 
-/// `trace.sensitive_capture`: what was captured, not what was asked. WebSocket and SSE
-/// traffic is only recorded by the browser, into `network.json`; a fetch that stayed on the
-/// HTTP path, or did not want `network`, recorded none.
-fn record_sensitive_capture(trace: &mut Trace, req: &FetchRequest, browser_ran: bool) {
-    let network = browser_ran && req.browser_artifacts().contains(&Artifact::Network);
+/// `trace.sensitive_capture`: what was captured, not which options were given. Credential
+/// headers are unredacted only in a `network.json` that was written; WebSocket and SSE
+/// frames are recorded only by the browser, into `network.json` (a fetch that stayed on the
+/// HTTP path, or wrote no `network.json`, recorded none).
+fn record_sensitive_capture(
+    trace: &mut Trace,
+    req: &FetchRequest,
+    network_written: bool,
+    browser_ran: bool,
+) {
+    let frames = network_written && browser_ran;
     trace.set(
         "sensitive_capture",
         json!({
-            "no_network_redact": req.no_network_redact,
-            "capture_ws": network && req.browser.capture_ws,
-            "capture_sse": network && req.browser.capture_sse,
+            "no_network_redact": network_written && req.no_network_redact,
+            "capture_ws": frames && req.browser.capture_ws,
+            "capture_sse": frames && req.browser.capture_sse,
         }),
     );
 }
@@ -255,7 +266,7 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
             "takeover needs a takeover-ready host, and none was given or found",
         )
         .with_hint(
-            "pass --endpoint-url of a host started with --takeover-provider, or run `afhttp container install` (fetch finds that container by itself)",
+            "set endpoint_url to a host started with `afhttp host --takeover-provider novnc`, or run `afhttp container install` (fetch finds that container by itself)",
         ));
     }
     if b.profile.is_some() && req.endpoint.is_none() {
@@ -265,16 +276,16 @@ fn check_browser_needs(req: &FetchRequest) -> Result<(), AfError> {
     }
     if req.browser_family.is_some() && req.endpoint.is_some() {
         return Err(AfError::invalid(
-            "browser chooses an inline browser; a host runs its own (afhttp host --browser)",
+            "browser chooses an inline browser; a host runs its own (`afhttp host --browser`)",
         )
         .with_field("browser"));
     }
     if req.browser_bin.is_some() && req.endpoint.is_some() {
         return Err(AfError::invalid(
-            "browser_bin is the executable of an inline browser; a host runs its own (afhttp host --browser-bin)",
+            "browser_bin is the executable of an inline browser; a host runs its own (`afhttp host --browser-bin`)",
         )
         .with_field("browser_bin")
-        .with_hint("drop --browser-bin, or drop --endpoint-url to render in an inline browser"));
+        .with_hint("drop browser_bin, or drop endpoint_url to render in an inline browser"));
     }
     Ok(())
 }

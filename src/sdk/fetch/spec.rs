@@ -155,7 +155,7 @@ pub struct FetchSpec {
     /// Proxy for this fetch: http://, https://, socks5:// or socks5h://, credentials allowed
     /// (ambient HTTP_PROXY is never used).
     #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
-    pub proxy_url: Option<String>,
+    pub proxy_url: Option<crate::sdk::secret::Secret>,
     /// Extra PEM CA certificate(s) to trust.
     #[cfg_attr(feature = "cli", arg(long, value_name = "PATH"))]
     pub ca_cert: Option<PathBuf>,

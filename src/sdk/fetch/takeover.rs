@@ -51,7 +51,8 @@ pub fn site_profile(url: &Url) -> Result<String, AfError> {
         _ => site,
     };
     ProfileName::parse(&name).map_err(|e| {
-        e.with_hint("the site name cannot be a profile name; pass --profile NAME explicitly")
+        e.with_hint("the site name cannot be a profile name; set profile explicitly")
+            .with_field("profile")
     })?;
     Ok(name)
 }
@@ -126,10 +127,10 @@ pub async fn require_takeover_host(client: &Client) -> Result<(), AfError> {
     }
     Err(AfError::new(
         ErrorCode::TakeoverUnavailable,
-        "--takeover needs a host with a takeover display, and this host has none",
+        "takeover needs a host with a takeover display, and this host has none",
     )
     .with_hint(
-        "start the host with --takeover-provider novnc|kasmvnc, or use the container \
+        "start the host with `afhttp host --takeover-provider novnc` (or kasmvnc), or use the container \
          (`afhttp container install`), which has one",
     ))
 }

@@ -55,10 +55,12 @@ enum Entry {
 }
 
 fn bad(why: impl std::fmt::Display) -> AfError {
-    AfError::invalid(format!("--fleet: {why}")).with_hint(
-        "list members as NAME=URL or URL (comma-separated or one per line in @FILE); \
+    AfError::invalid(format!("fleet: {why}"))
+        .with_field("fleet")
+        .with_hint(
+            "list members as NAME=URL or URL (comma-separated or one per line in @FILE); \
          prefix ephemeral: for stateless hosts; dns:HOST:PORT for a name resolving to several",
-    )
+        )
 }
 
 impl Fleet {
@@ -92,7 +94,7 @@ impl Fleet {
         self.members.iter().find(|m| m.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();
             AfError::invalid(format!(
-                "--member {name:?} is not in the fleet ({})",
+                "member {name:?} is not in the fleet ({})",
                 names.join(", ")
             ))
         })
@@ -211,7 +213,7 @@ async fn resolve_dns(host: &str, port: u16) -> Result<Vec<Member>, AfError> {
     let addrs = tokio::net::lookup_host((host, port)).await.map_err(|e| {
         AfError::new(
             crate::error::ErrorCode::DnsResolutionFailed,
-            format!("--fleet dns:{host}:{port}: {e}"),
+            format!("fleet dns:{host}:{port}: {e}"),
         )
     })?;
     let mut ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();

@@ -72,8 +72,9 @@ impl Report {
             // listed as persistent refuses the profiles placed on it: say so here.
             if role == "ephemeral" && !self.member.ephemeral_only {
                 v["role_mismatch"] = json!(
-                    "the host is --ephemeral-only but listed as persistent: \
-                     profiles placed on it are refused; mark it `ephemeral:` in --fleet"
+                    "the host is ephemeral-only (`afhttp host --ephemeral-only`) but listed \
+                     as persistent: profiles placed on it are refused; mark it `ephemeral:` in \
+                     the fleet"
                 );
             }
         }

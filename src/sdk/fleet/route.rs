@@ -48,7 +48,7 @@ pub fn for_profile(fleet: &Fleet, reports: &[Report], profile: &str) -> Result<C
         .collect();
     if persistent.is_empty() {
         return Err(AfError::invalid(format!(
-            "--profile {profile}: the fleet has only ephemeral members"
+            "profile {profile}: the fleet has only ephemeral members"
         ))
         .with_hint("list at least one member without the ephemeral: prefix"));
     }
@@ -170,8 +170,8 @@ pub async fn fetch(
     }
     if req.browser.tab.as_deref().is_some_and(|t| t != "new") {
         return Err(fail(
-            AfError::invalid("--tab ID with --fleet needs the member that holds the tab")
-                .with_hint("pass that member's --endpoint-url, or --profile of its tab"),
+            AfError::invalid("a tab id with a fleet needs the member that holds the tab")
+                .with_hint("set endpoint_url to that member, or profile to the tab's profile"),
             base,
         ));
     }
@@ -252,7 +252,7 @@ async fn run_on(member: &Member, mut req: FetchRequest) -> Result<FetchOutcome, 
     let mut replay = vec!["--endpoint-url".to_string(), member.url.clone()];
     replay.append(&mut req.browser.replay_args);
     req.browser.replay_args = replay;
-    crate::sdk::fetch::fetch(req).await
+    crate::sdk::fetch::fetch_with(req, Default::default()).await
 }
 
 fn with(mut base: Value, extra: Value) -> Value {
@@ -318,10 +318,10 @@ pub async fn for_command(
             }
         }
         (Some(_), Some(_)) => Err(AfError::invalid(
-            "--member and --profile both pick a fleet member; pass one",
+            "member and profile both pick a fleet member; give one",
         )),
         (None, None) => Err(AfError::invalid(
-            "--fleet needs --member NAME or --profile NAME to pick the host",
+            "a fleet needs a member name or a profile to pick the host",
         )
         .with_hint("`afhttp fleet status` lists the members and their profiles")),
     }

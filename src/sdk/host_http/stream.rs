@@ -137,9 +137,9 @@ pub async fn upload_file(
     file: &Path,
     len: u64,
 ) -> Result<Value, AfError> {
-    let f = tokio::fs::File::open(file)
-        .await
-        .map_err(|e| AfError::invalid(format!("--file {}: {e}", file.display())))?;
+    let f = tokio::fs::File::open(file).await.map_err(|e| {
+        AfError::invalid(format!("file {}: {e}", file.display())).with_field("file")
+    })?;
     let chunks = futures_util::StreamExt::map(crate::fsutil::file_chunks(f, len, CHUNK), |r| {
         r.map(Frame::data)
     });

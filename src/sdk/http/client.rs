@@ -35,7 +35,7 @@ fn configure(transport: &TransportOptions) -> Result<reqwest::ClientBuilder, AfE
         .tcp_nodelay(true)
         .pool_max_idle_per_host(0);
     if let Some(proxy) = &transport.proxy_url {
-        let p = reqwest::Proxy::all(proxy.as_str())
+        let p = reqwest::Proxy::all(proxy.expose_url().as_str())
             .map_err(|e| AfError::invalid(format!("proxy_url: {e}")).with_field("proxy_url"))?;
         builder = builder.proxy(p);
     }

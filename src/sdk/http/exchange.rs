@@ -13,6 +13,7 @@ use crate::sdk::cookies::parse::parse_set_cookie;
 use crate::sdk::cookies::Cookie;
 use crate::sdk::fetch::{FetchRequest, FormValue, RequestBody, MAX_REDIRECTS};
 use crate::sdk::http::errors;
+use crate::sdk::secret::Secret;
 
 /// One request/response pair of the redirect chain.
 #[derive(Debug, Clone)]
@@ -123,7 +124,7 @@ pub async fn run(
     let mut send_user_credentials = true;
     loop {
         if let Some(policy) = &req.transport.egress {
-            let proxy = req.transport.proxy_url.as_ref();
+            let proxy = req.transport.proxy_url.as_ref().map(Secret::expose_url);
             if let Err(error) = super::guard::check_hop(policy, &url, proxy).await {
                 return Err(ExchangeError { error, hops });
             }

@@ -56,7 +56,7 @@ pub async fn copy_to_driver(
         }
         Ok(Received::TooLarge) => Ok(Some(warning(
             ErrorCode::ArtifactCaptureFailed,
-            format!("the download is larger than --max-response-bytes ({max_bytes}); not copied"),
+            format!("the download is larger than max_response_bytes ({max_bytes}); not copied"),
         ))),
         Err(e) if e.code == ErrorCode::IoError => Err(e),
         Err(e) => Ok(Some(warning(

@@ -27,7 +27,9 @@ impl Selector {
     pub fn parse(raw: &str) -> Result<Selector, AfError> {
         let parts: Vec<String> = raw.split(">>").map(|p| p.trim().to_string()).collect();
         let bad = |why: &str| {
-            AfError::invalid(format!("--selector {raw:?}: {why}")).with_hint(
+            AfError::invalid(format!("selector {raw:?}: {why}"))
+                .with_field("selector")
+                .with_hint(
                 "use CSS, optionally chained: `host >> shadow >> input`, `iframe >> frame >> input`",
             )
         };
@@ -69,7 +71,9 @@ pub struct LocalFile {
 impl LocalFile {
     /// Check that `path` is a readable regular file.
     pub fn check(path: &Path) -> Result<LocalFile, AfError> {
-        let bad = |why: String| AfError::invalid(format!("--file {}: {why}", path.display()));
+        let bad = |why: String| {
+            AfError::invalid(format!("file {}: {why}", path.display())).with_field("file")
+        };
         let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
         if !meta.is_file() {
             return Err(bad("not a regular file".into()));
@@ -174,7 +178,7 @@ async fn attach_file(
             .and_then(Value::as_u64);
         if let Some(cap) = cap.filter(|cap| file.size_bytes > *cap) {
             return Err(AfError::invalid(format!(
-                "the file is larger than this host's --upload-max-bytes ({cap} bytes)"
+                "the file is larger than this host's upload cap ({cap} bytes, `afhttp host --upload-max-bytes`)"
             )));
         }
     }
@@ -235,7 +239,7 @@ async fn resolve(
             .or_else(|| details["text"].as_str())
             .unwrap_or("exception");
         return Err(AfError::invalid(format!(
-            "resolving --selector threw in the page: {text}"
+            "resolving selector threw in the page: {text}"
         )));
     }
     let result = &r["result"];
@@ -255,7 +259,7 @@ fn failure_error(selector: &Selector, failure: &str) -> AfError {
         .parse::<usize>()
         .ok()
         .and_then(|i| selector.parts.get(i).map(|p| (i, p)));
-    let at = |i: usize, p: &str| format!("part {} ({p:?}) of --selector {:?}", i + 1, selector.raw);
+    let at = |i: usize, p: &str| format!("part {} ({p:?}) of selector {:?}", i + 1, selector.raw);
     let hint = "check the tab's page (observation.json) and pass its selector_hint as printed";
     match (kind, part) {
         ("syntax", Some((i, p))) => {
@@ -280,12 +284,12 @@ fn failure_error(selector: &Selector, failure: &str) -> AfError {
         )
         .with_hint("cross-origin frames cannot be reached from the page; open the frame's URL in its own tab"),
         ("not_file_input", _) => AfError::invalid(format!(
-            "--selector {:?} matched <{detail}>, not an <input type=file>",
+            "selector {:?} matched <{detail}>, not an <input type=file>",
             selector.raw
         )),
         _ => AfError::new(
             ErrorCode::SelectorNotFound,
-            format!("--selector {:?} did not resolve to an element", selector.raw),
+            format!("selector {:?} did not resolve to an element", selector.raw),
         ),
     }
 }

@@ -277,7 +277,7 @@ pub async fn capture(
                     notes.truncated(
                         &c,
                         format!(
-                            "the body ({} bytes) was cut at --network-body-max-bytes {max_bytes}",
+                            "the body ({} bytes) was cut at network_body_max_bytes ({max_bytes})",
                             bytes.len()
                         ),
                     );
@@ -397,7 +397,7 @@ impl Notes {
         push(
             ErrorCode::NetworkBodyTruncated,
             self.truncated,
-            &format!("bodies cut at --network-body-max-bytes {max_bytes}"),
+            &format!("bodies cut at network_body_max_bytes ({max_bytes})"),
         );
         push(
             ErrorCode::ArtifactCaptureFailed,

@@ -306,7 +306,7 @@ fn warnings(r: &Value, pages: &[PageFacts], opts: DocumentOptions) -> (Vec<Warni
         out.push(Warning::general(
             ErrorCode::DocumentTruncated,
             format!(
-                "read {} of {page_count} pages (--max-pdf-pages {})",
+                "read {} of {page_count} pages (max_pdf_pages {})",
                 pages.len(),
                 opts.max_pdf_pages
             ),

@@ -389,8 +389,8 @@ impl FetchSpec {
         let transport = TransportOptions {
             proxy_url: self
                 .proxy_url
-                .as_deref()
-                .map(options::parse_proxy_url)
+                .as_ref()
+                .map(|p| options::parse_proxy_url(p.expose()))
                 .transpose()
                 .map_err(on("proxy_url"))?,
             ca_cert: self.ca_cert.clone(),
