@@ -5,12 +5,9 @@
 //! Kubernetes pods) needs one place that shows every member's health, load, version and
 //! persistent profiles.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand};
 
-use super::reach::FleetOpt;
-use crate::env;
+use super::reach::{FleetOpt, TokenArgs};
 use crate::envelope::Event;
 use crate::error::AfError;
 use crate::sdk::fleet::probe;
@@ -30,36 +27,24 @@ enum FleetCommand {
     Status {
         #[command(flatten)]
         fleet: FleetOpt,
-        /// Bearer token of the fleet's hosts.
-        #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-        token_secret: Option<Secret>,
-        /// File holding the bearer token.
-        #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
-        token_secret_file: Option<PathBuf>,
+        #[command(flatten)]
+        token: TokenArgs,
     },
 }
 
 /// Run `afhttp fleet`.
 pub fn run(args: FleetArgs) -> Event {
     match args.command {
-        FleetCommand::Status {
-            fleet,
-            token_secret,
-            token_secret_file,
-        } => match status(&fleet, token_secret.as_ref(), token_secret_file.as_deref()) {
+        FleetCommand::Status { fleet, token } => match status(&fleet, &token) {
             Ok(doc) => Event::result("fleet_status", doc, None),
             Err(e) => super::error_event(e, None),
         },
     }
 }
 
-fn status(
-    opt: &FleetOpt,
-    token: Option<&Secret>,
-    token_file: Option<&std::path::Path>,
-) -> Result<serde_json::Value, AfError> {
+fn status(opt: &FleetOpt, token: &TokenArgs) -> Result<serde_json::Value, AfError> {
     let timeout = opt.connect_timeout()?;
-    let token = super::reach::resolve_token(token, token_file)?;
+    let token = token.token()?;
     let fleet = opt.parsed()?.ok_or_else(|| {
         AfError::invalid("fleet status needs --fleet (or AFHTTP_FLEET)")
             .with_hint("--fleet afhttp-1=ws://HOST:PORT,afhttp-2=ws://HOST:PORT")

@@ -1,6 +1,7 @@
 //! Where the host is, for every command that talks to one: the one group of flags
-//! ([`HostArgs`]: `--endpoint-url`, `--token-secret`, `--token-secret-file`, `--fleet`) and
-//! the steps that resolve it (the token, the fleet, container discovery).
+//! ([`HostArgs`]: `--endpoint-url`, [`TokenArgs`]' `--token-secret` and
+//! `--token-secret-file`, `--fleet`) and the one resolve step ([`HostArgs::resolve`], then
+//! [`Reach::discovered`] for container discovery).
 //!
 //! The order is the same everywhere: `--endpoint-url` (most specific), else `--fleet`, else
 //! the managed local container where a host is required, else local.
@@ -24,23 +25,37 @@ pub struct HostArgs {
     /// Browser host to drive (ws://, wss://, http://, https:// or unix:/path).
     #[arg(long, value_name = "URL", env = env::ENDPOINT_URL)]
     pub endpoint_url: Option<String>,
-    /// Bearer token for the host.
+    #[command(flatten)]
+    pub token: TokenArgs,
+    #[command(flatten)]
+    pub fleet: FleetOpt,
+}
+
+/// The hosts' bearer token (flattened into [`HostArgs`] and `fleet status`).
+#[derive(Debug, Clone, Args)]
+pub struct TokenArgs {
+    /// Bearer token for the host (every member of a fleet).
     #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
     pub token_secret: Option<Secret>,
     /// File holding the bearer token.
     #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
     pub token_secret_file: Option<PathBuf>,
-    #[command(flatten)]
-    pub fleet: FleetOpt,
 }
 
-impl HostArgs {
+impl TokenArgs {
     /// The token from `--token-secret` (wins) or `--token-secret-file`.
     pub fn token(&self) -> Result<Option<Secret>, AfError> {
         resolve_token(
             self.token_secret.as_ref(),
             self.token_secret_file.as_deref(),
         )
+    }
+}
+
+impl HostArgs {
+    /// The token from `--token-secret` (wins) or `--token-secret-file`.
+    pub fn token(&self) -> Result<Option<Secret>, AfError> {
+        self.token.token()
     }
 
     /// Whether neither an endpoint nor a fleet is named (fetches are local).
@@ -59,7 +74,7 @@ impl HostArgs {
         if let Some(u) = &self.endpoint_url {
             replay_args.extend(["--endpoint-url".to_string(), u.clone()]);
         }
-        if let Some(f) = &self.token_secret_file {
+        if let Some(f) = &self.token.token_secret_file {
             let f = crate::fsutil::absolute(f);
             replay_args.extend(["--token-secret-file".to_string(), f.display().to_string()]);
         }
@@ -206,7 +221,7 @@ fn discover_opt(_need_token: bool) -> Result<Option<Found>, AfError> {
 }
 
 /// The token from `--token-secret` (wins) or `--token-secret-file`.
-pub fn resolve_token(
+fn resolve_token(
     secret: Option<&Secret>,
     file: Option<&std::path::Path>,
 ) -> Result<Option<Secret>, AfError> {
