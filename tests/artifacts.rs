@@ -95,7 +95,7 @@ fn the_browser_path_writes_the_body_whatever_want_says() {
     let srv = FixtureServer::start();
     let run = render(&fx, &srv.url("/static"), &["--want", "text"]);
     let r = run.result();
-    assert_eq!(r["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
     let body = run.artifact_text("body_file");
     assert!(body.contains("<h1>Static Fixture</h1>"), "{body}");
     assert!(r["body_bytes"].as_u64().unwrap() > 0, "{r}");

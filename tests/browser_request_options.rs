@@ -89,7 +89,7 @@ fn the_response_cap_holds_in_the_browser() {
         &["--max-response-bytes", "1000"],
     );
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(r["body_truncated"], true, "{}", run.context);
     let len = std::fs::metadata(run.artifact_path("body_file"))
         .unwrap()

@@ -45,7 +45,7 @@ fn an_alert_during_load_is_dismissed_and_the_page_is_captured() {
     let srv = FixtureServer::start();
     let run = render(&fx, &srv.url("/dialog/alert-load"), &[]);
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{r}");
+    assert_eq!(run.fetch().render, "browser", "{r}");
     let text = run.artifact_text("text_file");
     assert!(text.contains("after the alert"), "{text}");
     assert_eq!(
@@ -156,7 +156,7 @@ fn a_dialog_page_does_not_stall_or_break_the_next_fetch_on_the_same_host() {
         // The next fetch on the same host is a plain page, untouched by the dialog.
         let next = fetch("/static");
         let r = next.result();
-        assert_eq!(r["render"], "browser", "{r}");
+        assert_eq!(next.fetch().render, "browser", "{r}");
         assert!(
             next.artifact_text("text_file").contains("Static Fixture"),
             "{}",

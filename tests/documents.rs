@@ -129,8 +129,7 @@ fn render_args<'a>(render: &'a str, host: Option<&'a HostProc>) -> Vec<&'a str> 
 /// On the browser path a document's artifacts come from the main response's bytes, and the
 /// trace says so.
 fn check_browser_document(run: &crate::support::Run, kind: &str) {
-    let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let main = &run.event["trace"]["main_response"];
     assert_eq!(main["document"], kind, "{}", run.context);
     assert_eq!(main["readiness"], "skipped", "{}", run.context);
@@ -192,7 +191,7 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
         assert!(w.iter().all(|w| w["code"] != "artifact_empty"), "{ctx}");
         // Documents are never escalated, and never shown through a browser viewer.
         if render == "auto" {
-            assert_eq!(r["render"], "http", "{ctx}");
+            assert_eq!(run.fetch().render, "http", "{ctx}");
         }
         if host.is_some() {
             check_browser_document(&run, kind);
@@ -238,7 +237,6 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
         );
     }
     let run = fetch(&fx, &srv.url("/pdf"), &args);
-    let r = run.result();
     if host.is_some() {
         check_browser_document(&run, "pdf");
     }
@@ -259,7 +257,7 @@ fn check_table(render: &str, generic: bool, wrong_charset: bool) {
     );
     assert_eq!(run.artifact_json("content_json_file")["page_count"], 4);
     if render == "auto" {
-        assert_eq!(r["render"], "http");
+        assert_eq!(run.fetch().render, "http");
     }
 }
 
@@ -342,7 +340,7 @@ fn accept_markdown_takes_the_servers_markdown() {
     let srv = DocServer::start(docs);
     let run = fetch(&fx, &srv.url("/docs"), &["--accept-markdown"]);
     let r = run.result();
-    assert_eq!(r["render"], "http", "{}", run.context);
+    assert_eq!(run.fetch().render, "http", "{}", run.context);
     assert_eq!(r["content_type"], "text/markdown; charset=utf-8");
     assert_eq!(
         run.artifact_text("content_file"),

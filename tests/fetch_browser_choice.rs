@@ -55,7 +55,7 @@ fn tab_under_auto_uses_that_tab() {
         .args(auth)
         .run();
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(r["tab_id"], tab.as_str(), "{}", run.context);
     assert_eq!(escalation_code(&run), "tab", "{}", run.context);
     assert_eq!(
@@ -78,8 +78,7 @@ fn tab_new_without_an_endpoint_opens_the_inline_browsers_tab() {
         .env("AFHTTP_BROWSER_BIN", CHROMIUM)
         .args(["fetch", &srv.url("/static"), "--tab", "new"])
         .run();
-    let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(escalation_code(&run), "tab", "{}", run.context);
     assert_eq!(
         run.event["trace"]["browser_host"], "inline",
@@ -111,7 +110,7 @@ fn browser_family_picks_the_inline_browser() {
     // Lightpanda takes no screenshots: the warning shows which browser rendered.
     let run = render("lightpanda", lightpanda.to_str().unwrap());
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let unsupported = |r: &Value| {
         r["warnings"]
             .as_array()

@@ -20,7 +20,7 @@ fn static_page_body_only_by_default() {
     let r = run.result();
     assert_eq!(r["code"], "fetch");
     assert_eq!(r["status"], 200);
-    assert_eq!(r["render"], "http");
+    assert_eq!(run.fetch().render, "http");
     assert_eq!(r["warnings"], serde_json::json!([]));
     let body = run.artifact_path("body_file");
     assert!(body.ends_with("/body.html"));
@@ -238,7 +238,7 @@ fn text_content_and_content_json_from_http_without_a_browser() {
         .arg(&out)
         .run();
     let r = run.result();
-    assert_eq!(r["render"], "http");
+    assert_eq!(run.fetch().render, "http");
     let text = run.artifact_text("text_file");
     assert!(text.len() > 1000, "text too short");
     assert!(!text.contains("<p>"));

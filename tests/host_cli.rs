@@ -90,7 +90,7 @@ fn host_serves_drivers_and_stops_cleanly() {
         .args(auth)
         .run();
     let r = run.result();
-    assert_eq!(r["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
     assert!(r["tab_id"].is_string(), "browser results carry tab_id: {r}");
     assert!(r["screenshot_file"].is_string() && r["rendered_html_file"].is_string());
     let text = run.artifact_text("text_file");
@@ -201,8 +201,7 @@ fn escalate_leaving_nothing(
         .args(["fetch", &srv.url("/spa"), "--want", "text", "--out"])
         .arg(out.path().join("o"))
         .run();
-    let r = run.result();
-    assert_eq!(r["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
     assert_eq!(
         run.event["trace"]["render"]["escalation_reason"]["code"],
         "empty_html_shell"
@@ -321,7 +320,7 @@ fn lightpanda_host_fetches_without_screenshots() {
         ])
         .run();
     let r = run.result();
-    assert_eq!(r["render"], "browser");
+    assert_eq!(run.fetch().render, "browser");
     let w = r["warnings"].as_array().unwrap();
     // What /capabilities calls unsupported is exactly what the fetch refuses per artifact.
     for token in ["text", "screenshot", "storage"] {

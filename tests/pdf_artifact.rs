@@ -55,9 +55,8 @@ fn want_pdf_prints_the_rendered_page() {
             "60000",
         ])
         .run();
-    let r = run.result();
     // A browser-only artifact: --render auto escalates for it.
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert_eq!(
         run.event["trace"]["render"]["escalation_reason"]["code"], "browser_only_artifact",
         "{}",

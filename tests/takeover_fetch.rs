@@ -72,7 +72,7 @@ fn fetch_takeover_hands_a_wall_to_a_human_and_refetches() {
         .args(auth)
         .run();
     let r = first.result();
-    assert_eq!(r["render"], "browser", "{}", first.context);
+    assert_eq!(first.fetch().render, "browser", "{}", first.context);
     assert_eq!(r["page_kind"], "security_challenge", "{}", first.context);
     let next = &r["next_action"];
     assert_eq!(next["kind"], "human_takeover", "{}", first.context);
@@ -214,7 +214,7 @@ fn fetch_takeover_offers_the_takeover_on_a_turnstile_wall() {
             .args(auth)
             .run();
         let r = run.result();
-        assert_eq!(r["render"], "browser", "{name}: {}", run.context);
+        assert_eq!(run.fetch().render, "browser", "{name}: {}", run.context);
         assert_eq!(
             r["page_kind"], "security_challenge",
             "{name}: {}",
@@ -253,7 +253,7 @@ fn fetch_takeover_offers_the_takeover_on_a_turnstile_wall() {
         .args(auth)
         .run();
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     assert!(r["page_kind"].is_null(), "{}", run.context);
     assert!(r["next_action"].is_null(), "{}", run.context);
     assert!(
