@@ -368,7 +368,7 @@ fn a_pdf_over_the_interception_size_says_why_it_has_no_text() {
     let run = render_served(|d| d.content_length = Some(300_000_000));
     let m = not_read_message(&run);
     assert!(m.contains("300000000 bytes, over the 256 MiB"), "{m}");
-    assert!(m.contains("--render none"), "{m}");
+    assert!(m.contains("render none"), "{m}");
 }
 
 #[test]
