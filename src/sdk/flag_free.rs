@@ -96,21 +96,10 @@ fn non_test_code(text: &str) -> &str {
     text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
 }
 
+/// The non-test `.rs` files under `dir`: the layering test's walk, without `*_tests.rs`.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs")
-                && !p.to_string_lossy().ends_with("_tests.rs")
-            {
-                files.push(p);
-            }
-        }
-    }
+    let mut files = crate::layers::rust_files(dir);
+    files.retain(|p| !p.to_string_lossy().ends_with("_tests.rs"));
     files
 }
 
