@@ -40,7 +40,10 @@ fn docker(engine: &Engine, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
-/// The stack for `n` replicas from deploy/swarm/stack.sh, written into `dir`.
+/// The stack for `n` replicas from deploy/swarm/stack.sh, written into `dir`, with its default
+/// health check as users deploy it: a 2 s interval (3 retries) let swarm replace a replica whose
+/// probes were slow for a few seconds on a loaded machine, which a profile fetch then met as an
+/// unreachable member.
 fn stack_file(dir: &Path, n: usize, port: u16, token_file: &Path) -> std::path::PathBuf {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/swarm/stack.sh");
     let out = output_within(
@@ -48,8 +51,7 @@ fn stack_file(dir: &Path, n: usize, port: u16, token_file: &Path) -> std::path::
             .arg(script)
             .arg(n.to_string())
             .arg(port.to_string())
-            .env("AFHTTP_TOKEN_FILE", token_file)
-            .env("AFHTTP_HEALTH_INTERVAL", "2s"),
+            .env("AFHTTP_TOKEN_FILE", token_file),
         Duration::from_secs(20),
     );
     assert!(
@@ -83,14 +85,46 @@ fn cmd(fx: &Fixture, engine: &Engine) -> crate::support::Cmd {
 
 /// A fetch through the fleet. Retries (on the same member: a persistent profile is never run
 /// elsewhere) cover a host that answers 503 for a moment right after a profile switch.
-fn fetch(fx: &Fixture, fleet: &str, url: &str, extra: &[&str]) -> Run {
-    fx.cmd()
+fn fetch(fx: &Fixture, engine: &Engine, fleet: &str, url: &str, extra: &[&str]) -> Run {
+    let r = fx
+        .cmd()
         .args(["fetch", url, "--fleet", fleet, "--token-secret", TOKEN])
         .args(["--retry", "2", "--backoff-ms", "500"])
         .args(["--render", "always", "--want", "body", "--no-cookie-jar"])
         .args(["--timeout-ms", "90000"])
         .args(extra)
-        .run()
+        .run();
+    if r.status != 0 {
+        eprintln!("{}", stack_diagnosis(engine));
+    }
+    r
+}
+
+/// What swarm knows about the stack's tasks (restarts, health failures, exit codes) and the
+/// tail of each service's log: printed when a fetch fails, so a failure says why a replica
+/// went away.
+fn stack_diagnosis(engine: &Engine) -> String {
+    let run = |args: &[&str]| {
+        let out = output_within(
+            Command::new("docker")
+                .env("DOCKER_HOST", &engine.host)
+                .args(args),
+            Duration::from_secs(60),
+        );
+        format!(
+            "$ docker {}\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let mut report = run(&["stack", "ps", "--no-trunc", STACK]);
+    report += &run(&["ps", "-a", "--no-trunc"]);
+    let services = run(&["stack", "services", "--format", "{{.Name}}", STACK]);
+    for service in services.lines().skip(1).filter(|l| l.starts_with(STACK)) {
+        report += &run(&["service", "logs", "--tail", "40", "--timestamps", service]);
+    }
+    report
 }
 
 fn status(fx: &Fixture, fleet: &str) -> Value {
@@ -191,7 +225,7 @@ fn swarm_fleet_scenario() {
         let set = srv.url(&format!(
             "/cookies/set-raw?h=who%3D{p}%3B%20Path%3D%2F%3B%20Max-Age%3D86400"
         ));
-        let r = fetch(&fx, &three, &set, &["--profile", p]);
+        let r = fetch(&fx, &engine, &three, &set, &["--profile", p]);
         r.result();
         home.insert(p, member_of(&r));
         count += 1;
@@ -199,11 +233,11 @@ fn swarm_fleet_scenario() {
     let echo = srv.url("/cookies/echo");
     while count < 60 {
         let p = PROFILES[count % 3];
-        let r = fetch(&fx, &three, &echo, &["--profile", p]);
+        let r = fetch(&fx, &engine, &three, &echo, &["--profile", p]);
         let body = r.artifact_text("body_file");
         assert!(body.contains(&format!("who={p}")), "{p}: {body}");
         assert_eq!(member_of(&r), home[p], "{p} moved\n{}", r.context);
-        let e = fetch(&fx, &three, &echo, &[]);
+        let e = fetch(&fx, &engine, &three, &echo, &[]);
         let body = e.artifact_text("body_file");
         assert!(
             !body.contains("who="),
@@ -229,7 +263,7 @@ fn swarm_fleet_scenario() {
     let st = status(&fx, &four);
     for p in PROFILES {
         assert_eq!(st["profiles"][p], serde_json::json!([home[p]]), "{st}");
-        let r = fetch(&fx, &four, &echo, &["--profile", p]);
+        let r = fetch(&fx, &engine, &four, &echo, &["--profile", p]);
         assert_eq!(member_of(&r), home[p]);
         assert_eq!(r.event["trace"]["fleet"]["reason"], "holds_profile");
     }
@@ -308,15 +342,16 @@ fn swarm_fleet_scenario() {
     let failed = failures.lock().unwrap().clone();
     assert!(
         failed.is_empty(),
-        "ephemeral fetches failed during the kill:\n{}",
-        failed.join("\n")
+        "ephemeral fetches failed during the kill:\n{}\n{}",
+        failed.join("\n"),
+        stack_diagnosis(&engine)
     );
     eprintln!(
         "swarm: {} ephemeral fetches during the kill, 0 failed; replaced and healthy after {:?}",
         *done.lock().unwrap(),
         killed_at.elapsed()
     );
-    let r = fetch(&fx, &four, &echo, &["--profile", "p-one"]);
+    let r = fetch(&fx, &engine, &four, &echo, &["--profile", "p-one"]);
     assert_eq!(member_of(&r), victim);
     assert!(r.artifact_text("body_file").contains("who=p-one"));
 
