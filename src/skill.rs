@@ -81,9 +81,10 @@ impl Agent {
     }
 }
 
-/// `$HOME` as an absolute path (`invalid_argument` when unset or relative).
-pub fn home_dir() -> Result<PathBuf, AfError> {
-    env::var(env::HOME)
+/// `$HOME` of `env` (the front end's snapshot) as an absolute path (`invalid_argument` when
+/// unset or relative).
+pub fn home_dir(env: &env::Snapshot) -> Result<PathBuf, AfError> {
+    env.get(env::HOME)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .ok_or_else(|| {

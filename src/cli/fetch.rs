@@ -100,9 +100,12 @@ fn validated(mut spec: FetchSpec) -> Result<(FetchRequest, bool), AfError> {
     }
     let needs_host =
         (spec.profile.is_some() || spec.takeover) && spec.render.as_deref() != Some("none");
-    let request = spec
+    let mut request = spec
         .validate()?
         .with_launcher(crate::host::inline::InlineLauncher::shared(super::env()));
+    if let Ok(root) = crate::profile::profiles_root(super::env()) {
+        request = request.with_profile_store(root);
+    }
     Ok((request, needs_host))
 }
 

@@ -159,7 +159,7 @@ fn operate(a: &InstallArgs, op: Op) -> Result<Value, AfError> {
     for agent in agents {
         let (path, create_dir) = match &config {
             Some(p) => (p.clone(), false),
-            None => (agent.config_path(&scope)?, true),
+            None => (agent.config_path(&scope, super::env())?, true),
         };
         let mut row = json!({"agent": agent.as_str(), "path": path});
         let status = match op {

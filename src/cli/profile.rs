@@ -119,7 +119,7 @@ fn parse_backend(raw: Option<&str>) -> Result<Option<Backend>, AfError> {
 fn find(args: &NameArgs) -> Result<ProfileDir, AfError> {
     let name = ProfileName::parse(&args.name)?;
     let backend = parse_backend(args.backend.as_deref())?;
-    profile::resolve(&profile::profiles_root()?, &name, backend)
+    profile::resolve(&profile::profiles_root(super::env())?, &name, backend)
 }
 
 fn identity(dir: &ProfileDir) -> Map<String, Value> {
@@ -151,7 +151,7 @@ fn last_used(report: &MetadataReport) -> Option<&str> {
 }
 
 fn list(args: ListArgs) -> Result<Value, AfError> {
-    let root = profile::profiles_root()?;
+    let root = profile::profiles_root(super::env())?;
     let backend = parse_backend(args.backend.as_deref())?;
     let mut profiles = Vec::new();
     for dir in profile::list_profiles(&root, backend)? {
@@ -305,7 +305,7 @@ fn prune(args: PruneArgs) -> Result<Value, AfError> {
     };
     let age = profile::parse_age(&older_than)?;
     let backend = parse_backend(args.backend.as_deref())?;
-    let root = profile::profiles_root()?;
+    let root = profile::profiles_root(super::env())?;
     let mut m = Map::new();
     m.insert("root".into(), json!(root));
     m.insert("older_than".into(), json!(older_than));
@@ -345,7 +345,7 @@ fn prune(args: PruneArgs) -> Result<Value, AfError> {
         doc["root"] = json!(dir);
         m.insert("outputs".into(), doc);
         // A host's MCP output area, beside the profile store (the host prunes it too).
-        let dir = profile::mcp_outputs_root()?;
+        let dir = profile::mcp_outputs_root(super::env())?;
         let outcome = profile::prune_children(&dir, cutoff, args.dry_run, true)?;
         let mut doc = retention_json(outcome, args.dry_run);
         doc["root"] = json!(dir);

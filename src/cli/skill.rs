@@ -77,8 +77,8 @@ fn resolve(t: &TargetArgs) -> Result<Targets, AfError> {
     };
     // HOME is only needed for user-level installs.
     let home = match &project {
-        Some(_) => skill::home_dir().unwrap_or_default(),
-        None => skill::home_dir()?,
+        Some(_) => skill::home_dir(super::env()).unwrap_or_default(),
+        None => skill::home_dir(super::env())?,
     };
     Ok(Targets {
         agents,

@@ -201,7 +201,8 @@ fn require_some_browser(opts: &HostOptions) -> Result<(), AfError> {
     if opts.browser_bin.is_some() {
         return Ok(());
     }
-    let path_env = opts.search_path.as_deref();
+    let search_path = opts.search_path();
+    let path_env = search_path.as_deref();
     let found = match opts.backend {
         Some(b) => crate::host::browser::resolve_binary(b, None, path_env).is_ok(),
         None => crate::host::browser::resolve_auto(path_env).is_some(),

@@ -50,6 +50,8 @@ pub(crate) struct LiveView {
     pub display: RwLock<Option<TakeoverUpstream>>,
     /// Downloads of the current browser, and the task keeping its download behavior.
     pub downloads: DownloadKeeper,
+    /// The profile store (`None`: the front end's environment locates none).
+    pub profiles_root: Option<std::path::PathBuf>,
 }
 
 impl LiveView {
@@ -62,8 +64,12 @@ impl LiveView {
             .ok()
             .filter(|p| p.get("kind").and_then(Value::as_str) == Some("persistent"))
             .and_then(|p| p.get("name").and_then(Value::as_str).map(String::from));
-        let names: Vec<String> = crate::profile::profiles_root()
-            .and_then(|root| crate::profile::list_profiles(&root, Some(self.backend)))
+        let names: Vec<String> = self
+            .profiles_root
+            .as_deref()
+            .map_or(Ok(Vec::new()), |root| {
+                crate::profile::list_profiles(root, Some(self.backend))
+            })
             .map(|dirs| {
                 dirs.into_iter()
                     .map(|d| d.name.as_str().to_string())

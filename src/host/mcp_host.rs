@@ -93,16 +93,18 @@ mod served {
 
     /// Give `state` an `/mcp` server per `opts`, over this host's own listener with `token`;
     /// its fetches' plain-HTTP step obeys `egress`, the policy the host's browser runs
-    /// behind (its egress proxy), so both steps pass the same one.
+    /// behind (its egress proxy), so both steps pass the same one. `env` (the front end's
+    /// snapshot) locates the output area and the profile store.
     pub fn attach(
         state: ListenerState,
         opts: &McpHostOptions,
         token: Option<&TokenSecret>,
         egress: Option<crate::sdk::egress::Policy>,
+        env: &crate::env::Snapshot,
     ) -> (ListenerState, Result<McpLink, AfError>) {
         // No usable output area (no data directory, a foreign one): the host still starts,
         // without `/mcp`, and says why in its ready document.
-        let opened = crate::profile::mcp_outputs_root()
+        let opened = crate::profile::mcp_outputs_root(env)
             .and_then(|root| ArtifactArea::open(&root, opts.output_ttl, opts.output_max_bytes));
         let area = match opened {
             Ok(area) => Arc::new(area),
@@ -119,6 +121,7 @@ mod served {
             }
         };
         let fetch_own = Arc::clone(&own);
+        let profile_store = crate::profile::profiles_root(env).ok();
         let fetch_token = token.clone();
         let client_for_docs = client.clone();
         let config = McpConfig {
@@ -128,7 +131,10 @@ mod served {
             },
             image_max_bytes: opts.image_max_bytes,
             resolve_fetch: Arc::new(move |spec| {
-                let request = spec.validate()?;
+                let mut request = spec.validate()?;
+                if let Some(root) = &profile_store {
+                    request = request.with_profile_store(root.clone());
+                }
                 let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
                 Ok(request.on_host(ep, fetch_token.clone(), Vec::new()))
             }),

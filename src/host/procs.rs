@@ -46,7 +46,11 @@ pub(crate) fn spawn_isolated(
     env: &[(String, String)],
     cwd: &Path,
 ) -> std::io::Result<(Child, u32)> {
-    let mut cmd = match pdeathsig_wrapper().filter(|_| program.is_file()) {
+    let path = env
+        .iter()
+        .find(|(k, _)| k == crate::env::PATH)
+        .map(|(_, v)| v.as_str());
+    let mut cmd = match pdeathsig_wrapper(path).filter(|_| program.is_file()) {
         Some(setpriv) => {
             let mut c = Command::new(setpriv);
             c.args(["--pdeathsig", "KILL", "--"]).arg(program);
@@ -79,12 +83,13 @@ pub(crate) fn spawn_isolated(
 /// the kernel kill it when the thread that spawned it dies, then execs the real program (same
 /// pid). Setting the signal ourselves would need `pre_exec`, i.e. unsafe code. Spawning
 /// threads here are the main thread or tokio workers, which live as long as the host.
-fn pdeathsig_wrapper() -> Option<&'static Path> {
+/// `path` is the child's `PATH` (the parent's, passed through); the first spawn decides for
+/// the process.
+fn pdeathsig_wrapper(path: Option<&str>) -> Option<&'static Path> {
     static SETPRIV: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     SETPRIV
         .get_or_init(|| {
-            let path = std::env::var_os(crate::env::PATH).unwrap_or_default();
-            let found = std::env::split_paths(&path)
+            let found = std::env::split_paths(path.unwrap_or_default())
                 .chain([std::path::PathBuf::from("/usr/bin"), "/bin".into()])
                 .map(|dir| dir.join("setpriv"))
                 .find(|p| p.is_file())?;

@@ -22,9 +22,14 @@ pub enum ActiveProfile {
 }
 
 impl ActiveProfile {
-    /// Open the profile named by `--profile` (`None` or `-` is ephemeral, in the temp dir).
-    pub fn open(name: Option<&str>, backend: Backend) -> Result<ActiveProfile, AfError> {
-        ActiveProfile::open_in(name, backend, None)
+    /// Open the profile named by `--profile` (`None` or `-` is ephemeral, in the temp dir);
+    /// a persistent one is in the profile store `env` (the front end's snapshot) locates.
+    pub fn open(
+        name: Option<&str>,
+        backend: Backend,
+        env: &crate::env::Snapshot,
+    ) -> Result<ActiveProfile, AfError> {
+        ActiveProfile::open_in(name, backend, None, env)
     }
 
     /// [`ActiveProfile::open`], with an ephemeral profile created under `ephemeral_root`
@@ -33,6 +38,7 @@ impl ActiveProfile {
         name: Option<&str>,
         backend: Backend,
         ephemeral_root: Option<&Path>,
+        env: &crate::env::Snapshot,
     ) -> Result<ActiveProfile, AfError> {
         match name {
             None | Some(profile::EPHEMERAL) => {
@@ -56,7 +62,7 @@ impl ActiveProfile {
                     .with_hint("use --profile - (ephemeral)"));
                 }
                 let name = ProfileName::parse(raw)?;
-                let root = profile::profiles_root()?;
+                let root = profile::profiles_root(env)?;
                 let dir = profile::open_or_create(&root, backend, &name)?;
                 let lock = dir.try_lock()?;
                 // The lock is ours, so a browser still on the directory is a dead host's.

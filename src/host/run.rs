@@ -62,8 +62,10 @@ pub struct HostOptions {
     pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     /// Chromium sandbox off (`AFHTTP_NO_SANDBOX`).
     pub no_sandbox: bool,
-    /// The program search path (the front end's `PATH`) where the browser is looked for.
-    pub search_path: Option<std::ffi::OsString>,
+    /// The front end's environment, read once: the program search path (`PATH`) where the
+    /// browser and the display programs are looked for, the variables children inherit
+    /// ([`crate::host::procs::INHERITED`]), and the profile store's location.
+    pub env: crate::env::Snapshot,
     /// Browser start bound.
     pub startup_timeout: Duration,
     /// Whether the ready document waits (bounded) for the browser's product string; an
@@ -100,6 +102,11 @@ pub struct HostOptions {
 }
 
 impl HostOptions {
+    /// The program search path (the front end's `PATH`).
+    pub fn search_path(&self) -> Option<std::ffi::OsString> {
+        self.env.get_os(crate::env::PATH).map(Into::into)
+    }
+
     /// Defaults for an ephemeral, tokenless loopback host (tests, inline fetch); the sandbox
     /// switch and the search path come from the front end's `env`.
     pub fn local(listen: ListenAddr, env: &crate::env::Snapshot) -> HostOptions {
@@ -119,7 +126,7 @@ impl HostOptions {
             allowed_hosts: Vec::new(),
             trusted_proxies: Vec::new(),
             no_sandbox: env.is_true(crate::env::NO_SANDBOX),
-            search_path: env.get_os(crate::env::PATH).map(Into::into),
+            env: env.clone(),
             startup_timeout: Duration::from_secs(30),
             wait_for_product: true,
             recent_requests_cap: 0,
@@ -177,6 +184,7 @@ pub async fn start(opts: HostOptions) -> Result<RunningHost, AfError> {
         opts.profile.as_deref(),
         backend,
         opts.ephemeral_root.as_deref(),
+        &opts.env,
     )?;
     let started = Instant::now();
     let (display, display_dir) = start_display(&opts).await?;
@@ -277,7 +285,7 @@ fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
 
 /// The backend and its executable: as given, or the first Chromium-family browser on PATH.
 fn resolve_browser(opts: &HostOptions) -> Result<(Backend, PathBuf), AfError> {
-    let path_env = opts.search_path.clone();
+    let path_env = opts.search_path();
     match (opts.backend, &opts.browser_bin) {
         (Some(b), explicit) => Ok((
             b,
@@ -314,6 +322,7 @@ async fn start_display(opts: &HostOptions) -> Result<(Display, Option<TempDir>),
         quality_percent: opts.takeover_quality_percent,
         size: DISPLAY_SIZE,
         state_dir: dir.path().to_path_buf(),
+        parent_env: opts.env.clone(),
     };
     let running = display::start(&dopts).await?;
     Ok((Some((running, dopts)), Some(dir)))
@@ -347,6 +356,7 @@ fn launch_options(
         window_size: DISPLAY_SIZE,
         startup_timeout: opts.startup_timeout,
         fingerprint_seed: None,
+        parent_env: opts.env.clone(),
     }
 }
 
@@ -371,6 +381,7 @@ fn live_view(
         downloads: DownloadKeeper::default(),
         takeover: opts.takeover,
         display: RwLock::new(None),
+        profiles_root: crate::profile::profiles_root(&opts.env).ok(),
     })
 }
 
@@ -396,8 +407,13 @@ async fn serve_listener(
     #[cfg(feature = "mcp")]
     let (state, mcp_link) = match &opts.mcp {
         Some(mcp) => {
-            let (state, link) =
-                crate::host::mcp_host::attach(state, mcp, opts.token.as_ref(), opts.egress.clone());
+            let (state, link) = crate::host::mcp_host::attach(
+                state,
+                mcp,
+                opts.token.as_ref(),
+                opts.egress.clone(),
+                &opts.env,
+            );
             (state, Some(link))
         }
         None => (state, None),

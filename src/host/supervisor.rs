@@ -229,7 +229,11 @@ async fn switch(
     if wanted.is_some() && wanted == s.name {
         return Ok(false);
     }
-    let next = ActiveProfile::open(wanted.as_deref(), s.launch_opts.backend)?;
+    let next = ActiveProfile::open(
+        wanted.as_deref(),
+        s.launch_opts.backend,
+        &s.launch_opts.parent_env,
+    )?;
     before_stop.await;
     let mut opts = s.launch_opts.clone();
     opts.user_data_dir = next.path().to_path_buf();

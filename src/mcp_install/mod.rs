@@ -88,22 +88,24 @@ impl McpAgent {
         self == McpAgent::Codex
     }
 
-    /// The configuration file for `scope`.
-    pub fn config_path(self, scope: &Scope) -> Result<PathBuf, AfError> {
+    /// The configuration file for `scope`; a user's is found through `env` (the front end's
+    /// snapshot: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`).
+    pub fn config_path(self, scope: &Scope, env: &env::Snapshot) -> Result<PathBuf, AfError> {
+        let home = || crate::skill::home_dir(env);
         Ok(match (self, scope) {
             (McpAgent::ClaudeCode, Scope::Project(p)) => p.join(".mcp.json"),
-            (McpAgent::ClaudeCode, Scope::User) => crate::skill::home_dir()?.join(".claude.json"),
+            (McpAgent::ClaudeCode, Scope::User) => home()?.join(".claude.json"),
             (McpAgent::Codex, Scope::Project(p)) => p.join(".codex/config.toml"),
-            (McpAgent::Codex, Scope::User) => match env::var(env::CODEX_HOME) {
+            (McpAgent::Codex, Scope::User) => match env.get(env::CODEX_HOME) {
                 Some(h) if Path::new(&h).is_absolute() => PathBuf::from(h).join("config.toml"),
-                _ => crate::skill::home_dir()?.join(".codex/config.toml"),
+                _ => home()?.join(".codex/config.toml"),
             },
             (McpAgent::Opencode, Scope::Project(p)) => p.join("opencode.json"),
-            (McpAgent::Opencode, Scope::User) => match env::var(env::XDG_CONFIG_HOME) {
+            (McpAgent::Opencode, Scope::User) => match env.get(env::XDG_CONFIG_HOME) {
                 Some(c) if Path::new(&c).is_absolute() => {
                     PathBuf::from(c).join("opencode/opencode.json")
                 }
-                _ => crate::skill::home_dir()?.join(".config/opencode/opencode.json"),
+                _ => home()?.join(".config/opencode/opencode.json"),
             },
         })
     }

@@ -27,9 +27,9 @@ pub fn outputs_root() -> PathBuf {
 
 /// A host's MCP output area, `$XDG_DATA_HOME/afhttp/mcp-out` (beside the profile store):
 /// where fetches that `/mcp` triggers write, pruned by the host (time to live and size cap)
-/// and by `profile prune --outputs`.
-pub fn mcp_outputs_root() -> Result<PathBuf, AfError> {
-    let profiles = super::profiles_root()?;
+/// and by `profile prune --outputs`. `env` is the front end's snapshot.
+pub fn mcp_outputs_root(env: &crate::env::Snapshot) -> Result<PathBuf, AfError> {
+    let profiles = super::profiles_root(env)?;
     Ok(profiles
         .parent()
         .map(|p| p.join("mcp-out"))

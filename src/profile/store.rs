@@ -21,13 +21,14 @@ pub const DOWNLOADS_DIR: &str = "downloads";
 /// The profile root: `$XDG_DATA_HOME/afhttp/profiles`, else `$HOME/.local/share/afhttp/profiles`.
 ///
 /// A relative `XDG_DATA_HOME` is ignored, as the XDG spec asks. `invalid_argument` when
-/// neither variable gives an absolute path.
-pub fn profiles_root() -> Result<PathBuf, AfError> {
-    let data = env::var(env::XDG_DATA_HOME)
+/// neither variable of `env` (the front end's snapshot) gives an absolute path.
+pub fn profiles_root(env: &env::Snapshot) -> Result<PathBuf, AfError> {
+    let data = env
+        .get(env::XDG_DATA_HOME)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| {
-            env::var(env::HOME)
+            env.get(env::HOME)
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
                 .map(|h| h.join(".local/share"))

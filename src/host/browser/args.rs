@@ -40,6 +40,9 @@ pub struct LaunchOptions {
     pub startup_timeout: Duration,
     /// fingerprint-chromium seed; `None` derives it from `user_data_dir`.
     pub fingerprint_seed: Option<u32>,
+    /// The front end's environment: the variables the browser inherits
+    /// ([`crate::host::procs::INHERITED`]) and the `PATH` helper programs are found on.
+    pub parent_env: crate::env::Snapshot,
 }
 
 /// Chromium switches afhttp owns, with why each is refused from `--browser-arg`.

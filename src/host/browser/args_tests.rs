@@ -18,6 +18,7 @@ fn opts() -> LaunchOptions {
         window_size: (1280, 800),
         startup_timeout: Duration::from_secs(10),
         fingerprint_seed: None,
+        parent_env: Default::default(),
     }
 }
 

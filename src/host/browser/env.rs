@@ -25,7 +25,7 @@ const PROXY_VARS: &[&str] = &[
 /// a proxy variable (any case) or an `AFHTTP_*` variable, or a malformed name, is
 /// `invalid_argument`.
 pub fn browser_env(opts: &LaunchOptions) -> Result<Vec<(String, String)>, AfError> {
-    browser_env_with(opts, |name| std::env::var(name).ok())
+    browser_env_with(opts, |name| opts.parent_env.get(name))
 }
 
 /// [`browser_env`] with the parent environment supplied by `parent` (tests pass a fake one).
@@ -98,6 +98,7 @@ mod tests {
             window_size: (1280, 800),
             startup_timeout: Duration::from_secs(10),
             fingerprint_seed: None,
+            parent_env: Default::default(),
         }
     }
 

@@ -144,8 +144,8 @@ pub async fn launch(opts: &LaunchOptions) -> Result<RunningBrowser, AfError> {
             launch_polled(opts, &opts.binary, &args, &env, port).await
         }
         Backend::Camoufox => {
-            let parent_path = std::env::var_os(crate::env::PATH);
-            let foxbridge = find_executable("foxbridge", parent_path.as_deref())
+            let parent_path = opts.parent_env.get_os(crate::env::PATH);
+            let foxbridge = find_executable("foxbridge", parent_path)
                 .ok_or_else(|| launch_failed("foxbridge is not on PATH".to_string()))?;
             let port = reserve_port()?;
             let args = camoufox_command(opts, port)?;

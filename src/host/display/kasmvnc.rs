@@ -78,7 +78,7 @@ pub fn entry() -> String {
 
 /// Start KasmVNC's Xvnc and wait for its display and web client.
 pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfError> {
-    let xvnc = require("Xvnc", "KasmVNC (kasmvncserver)")?;
+    let xvnc = require(opts, "Xvnc", "KasmVNC (kasmvncserver)")?;
     let n = free_display(None).ok_or_else(|| failed("no free X display number".into()))?;
     let web_port = reserve_port()?;
     let config = Path::new(CONFIG_PATH);
@@ -89,7 +89,7 @@ pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfErr
         opts.quality_percent,
         config.is_file().then_some(config),
     );
-    let env = component_env(&opts.state_dir, None);
+    let env = component_env(opts, None);
     let mut server = spawn("Xvnc", &xvnc, &args, &env, &opts.state_dir)?;
     let web = SocketAddr::from((Ipv4Addr::LOCALHOST, web_port));
     if !wait_for_x(n, &mut server).await || !wait_for_web(web, "/", &mut server).await {

@@ -71,6 +71,9 @@ pub struct DisplayOptions {
     pub size: (u32, u32),
     /// A private directory: the children's `HOME` and cwd.
     pub state_dir: PathBuf,
+    /// The front end's environment: the variables the children inherit
+    /// ([`crate::host::procs::INHERITED`]) and the `PATH` their programs are found on.
+    pub parent_env: crate::env::Snapshot,
 }
 
 /// A running display: X server, optional window manager, web client on loopback.
@@ -135,10 +138,10 @@ pub(crate) fn free_display(after: Option<u32>) -> Option<u32> {
     })
 }
 
-/// The environment of a display component: the shared allowlist, `HOME` in the state dir,
-/// and `DISPLAY` when given.
-pub(crate) fn component_env(state_dir: &Path, display: Option<&str>) -> Vec<(String, String)> {
-    let mut env = crate::host::procs::base_env(state_dir, |name| std::env::var(name).ok());
+/// The environment of a display component: the shared allowlist from `opts.parent_env`,
+/// `HOME` in the state dir, and `DISPLAY` when given.
+pub(crate) fn component_env(opts: &DisplayOptions, display: Option<&str>) -> Vec<(String, String)> {
+    let mut env = crate::host::procs::base_env(&opts.state_dir, |name| opts.parent_env.get(name));
     if let Some(d) = display {
         env.push(("DISPLAY".to_string(), d.to_string()));
     }
@@ -146,9 +149,13 @@ pub(crate) fn component_env(state_dir: &Path, display: Option<&str>) -> Vec<(Str
 }
 
 /// Find `name` on the parent's PATH, or say which package provides it.
-pub(crate) fn require(name: &str, package: &str) -> Result<PathBuf, AfError> {
-    let path = std::env::var_os(crate::env::PATH);
-    crate::host::browser::find_executable(name, path.as_deref()).ok_or_else(|| {
+pub(crate) fn require(
+    opts: &DisplayOptions,
+    name: &str,
+    package: &str,
+) -> Result<PathBuf, AfError> {
+    let path = opts.parent_env.get_os(crate::env::PATH);
+    crate::host::browser::find_executable(name, path).ok_or_else(|| {
         AfError::new(
             ErrorCode::TakeoverUnavailable,
             format!("the takeover display needs {name}, which is not on PATH"),
@@ -302,8 +309,20 @@ mod tests {
 
     #[test]
     fn component_env_is_scrubbed() {
-        let env = component_env(Path::new("/tmp/x"), Some(":21"));
+        let opts = DisplayOptions {
+            provider: Provider::Novnc,
+            quality_percent: 50,
+            size: (640, 480),
+            state_dir: PathBuf::from("/tmp/x"),
+            parent_env: crate::env::Snapshot::of([
+                ("PATH".to_string(), "/usr/bin".into()),
+                ("AFHTTP_TOKEN_SECRET".to_string(), "hunter2".into()),
+                ("HOME".to_string(), "/root".into()),
+            ]),
+        };
+        let env = component_env(&opts, Some(":21"));
         assert!(env.contains(&("HOME".into(), "/tmp/x".into())));
+        assert!(env.contains(&("PATH".into(), "/usr/bin".into())));
         assert!(env.contains(&("DISPLAY".into(), ":21".into())));
         assert!(env.iter().all(|(k, _)| !k.starts_with("AFHTTP_")));
     }

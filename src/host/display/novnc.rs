@@ -67,8 +67,8 @@ pub fn entry(quality_percent: u8) -> String {
 /// Start Xvnc (retrying on another display number if one is taken meanwhile), the window
 /// manager and websockify.
 pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfError> {
-    let xvnc = require("Xvnc", "tigervnc-standalone-server")?;
-    let websockify = require("websockify", "websockify")?;
+    let xvnc = require(opts, "Xvnc", "tigervnc-standalone-server")?;
+    let websockify = require(opts, "websockify", "websockify")?;
     let web_root = Path::new(NOVNC_WEB_ROOT);
     if !web_root.join("vnc.html").is_file() {
         return Err(AfError::new(
@@ -86,7 +86,7 @@ pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfErr
             // A reserved port can be taken by someone else before Xvnc binds it: the display
             // counts only once its RFB greeting is heard there.
             let rfb_port = reserve_port()?;
-            let env = component_env(&opts.state_dir, None);
+            let env = component_env(opts, None);
             let args = xvnc_args(n, opts.size, rfb_port);
             let mut server = spawn("Xvnc", &xvnc, &args, &env, &opts.state_dir)?;
             if wait_for_x(n, &mut server).await && wait_for_rfb(rfb_port, &mut server).await {
@@ -100,9 +100,9 @@ pub(super) async fn start(opts: &DisplayOptions) -> Result<RunningDisplay, AfErr
         )));
     };
     let display = format!(":{n}");
-    let env = component_env(&opts.state_dir, Some(&display));
-    let path = std::env::var_os(crate::env::PATH);
-    if let Some(wm) = crate::host::browser::find_executable("openbox", path.as_deref()) {
+    let env = component_env(opts, Some(&display));
+    let path = opts.parent_env.get_os(crate::env::PATH);
+    if let Some(wm) = crate::host::browser::find_executable("openbox", path) {
         // Optional: without a window manager the browser still fills the screen through
         // its window position and size.
         procs.push(spawn("openbox", &wm, &[], &env, &opts.state_dir)?);

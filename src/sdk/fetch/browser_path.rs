@@ -117,13 +117,15 @@ impl BrowserSlot {
             return Ok(Vec::new());
         }
         self.implicit_jar_checked = true;
-        let (Some(name), Some(client)) = (&req.browser.profile, &self.client) else {
+        let (Some(name), Some(client), Some(store)) =
+            (&req.browser.profile, &self.client, &req.profile_store)
+        else {
             return Ok(Vec::new());
         };
         if self.started_inline() {
             return Ok(Vec::new());
         }
-        let Some(path) = super::profile_jar::local_profile_jar(client, name).await else {
+        let Some(path) = super::profile_jar::local_profile_jar(client, name, store).await else {
             return Ok(Vec::new());
         };
         let jar = crate::sdk::cookies::jar::read_jar_file(&path)?;

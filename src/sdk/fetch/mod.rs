@@ -164,6 +164,9 @@ pub struct FetchRequest {
     /// Whether a persistent profile's implicit jar may be used when no `cookie_jar` is
     /// named (false with `no_cookie_jar`).
     pub(crate) implicit_jar: bool,
+    /// This machine's profile store, where the implicit jar is looked for (`None`: nowhere;
+    /// the front end sets it from its environment, [`FetchRequest::with_profile_store`]).
+    pub(crate) profile_store: Option<PathBuf>,
     /// Retries of retryable failures.
     pub(crate) retry: u32,
     /// First backoff delay.
@@ -213,6 +216,7 @@ impl FetchRequest {
             out_root: None,
             cookie_jar: None,
             implicit_jar: true,
+            profile_store: None,
             retry: 0,
             backoff: crate::sdk::defaults::BACKOFF,
             transport: TransportOptions::default(),
@@ -309,6 +313,14 @@ impl FetchRequest {
     /// `<tmp>/afhttp-out` (a host's MCP output area).
     pub fn with_out_root(mut self, root: PathBuf) -> FetchRequest {
         self.out_root = Some(root);
+        self
+    }
+
+    /// Look for a persistent profile's implicit cookie jar in the profile store at `root`
+    /// (this machine's, as the front end's environment locates it; without one, no
+    /// implicit jar is used).
+    pub fn with_profile_store(mut self, root: PathBuf) -> FetchRequest {
+        self.profile_store = Some(root);
         self
     }
 

@@ -2,7 +2,7 @@
 //! used when the host runs that profile from this machine's profile store (DESIGN.md
 //! "Cookies"), so `afhttp profile cookies NAME` shows what the profile's fetches stored.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -14,7 +14,8 @@ use crate::sdk::client::Client;
 /// directory of that name is locked by the process (pid and hostname) the host reports as
 /// the lock's owner. A host elsewhere (another machine, a container) has its own store, so
 /// a same-named local profile is never taken for it. Any doubt is `None`: no implicit jar.
-pub async fn local_profile_jar(client: &Client, name: &str) -> Option<PathBuf> {
+/// `root` is this machine's profile store.
+pub async fn local_profile_jar(client: &Client, name: &str, root: &Path) -> Option<PathBuf> {
     if name == profile::EPHEMERAL {
         return None;
     }
@@ -32,8 +33,7 @@ pub async fn local_profile_jar(client: &Client, name: &str) -> Option<PathBuf> {
         .parse()
         .ok()?;
     let name = ProfileName::parse(name).ok()?;
-    let root = profile::profiles_root().ok()?;
-    let dir = profile::resolve(&root, &name, Some(backend)).ok()?;
+    let dir = profile::resolve(root, &name, Some(backend)).ok()?;
     let lock = profile::lock_status(dir.path());
     let here = profile::this_hostname();
     (lock.locked
