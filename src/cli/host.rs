@@ -61,8 +61,8 @@ pub fn resolve(args: HostArgs) -> Result<HostOptions, AfError> {
             )))
         }
     };
-    let token = match (args.token_secret, &args.token_secret_file) {
-        (Some(t), _) => Some(TokenSecret::new(t.expose().to_string())?),
+    let token = match (args.token.token_secret, &args.token.token_secret_file) {
+        (Some(t), _) => Some(TokenSecret::new(t)?),
         (None, Some(path)) => Some(TokenSecret::new(crate::host::token::load_or_create(path)?)?),
         (None, None) => None,
     };
@@ -244,4 +244,37 @@ pub(super) fn egress_policy(
         deny_private,
         allow,
     }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use clap::Parser;
+
+    const TOKEN: &str = "-host-token-canary-5150";
+
+    /// The host's parsed flags and its resolved options hold the token, and `Debug` of
+    /// either shows neither it nor its tail.
+    #[test]
+    fn debug_of_the_host_config_does_not_print_the_token() {
+        let cli = super::super::Cli::try_parse_from([
+            "afhttp",
+            "host",
+            "--token-secret",
+            TOKEN,
+            "--listen",
+            "tcp:127.0.0.1:0",
+        ])
+        .unwrap();
+        let super::super::Commands::Host(args) = cli.command else {
+            panic!("not the host command");
+        };
+        let shown = format!("{args:?}");
+        assert!(!shown.contains("canary"), "{shown}");
+        let opts = super::resolve(*args).unwrap();
+        assert_eq!(opts.token.as_ref().unwrap().expose(), TOKEN);
+        let shown = format!("{opts:?}");
+        assert!(!shown.contains("canary"), "{shown}");
+        assert!(shown.contains("token: Some("), "{shown}");
+    }
 }

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::env;
-use crate::sdk::secret::Secret;
 
 /// Arguments of `afhttp host`.
 #[derive(Debug, Args)]
@@ -33,12 +32,10 @@ pub struct HostArgs {
     /// Browser executable (otherwise searched on PATH).
     #[arg(long, value_name = "PATH", env = env::BROWSER_BIN)]
     pub browser_bin: Option<PathBuf>,
-    /// Bearer token required from clients.
-    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
-    pub token_secret: Option<Secret>,
-    /// File holding the token; created with a random token (mode 0600) if missing.
-    #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
-    pub token_secret_file: Option<PathBuf>,
+    /// The bearer token clients must send (the same flags as a driver's); a missing
+    /// `--token-secret-file` is created with a random token (mode 0600).
+    #[command(flatten)]
+    pub token: super::reach::TokenArgs,
     /// Do not serve /health.
     #[arg(long, env = env::NO_HEALTH, value_parser = clap::builder::FalseyValueParser::new())]
     pub no_health: bool,

@@ -31,13 +31,18 @@ pub struct HostArgs {
     pub fleet: FleetOpt,
 }
 
-/// The hosts' bearer token (flattened into [`HostArgs`] and `fleet status`).
+/// The hosts' bearer token: the one definition of `--token-secret` and
+/// `--token-secret-file`, flattened into [`HostArgs`], `fleet status` and `afhttp host`.
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
-    /// Bearer token for the host (every member of a fleet).
-    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true)]
+    /// Bearer token: what a driver sends to the host (every member of a fleet), what
+    /// `afhttp host` requires from its clients.
+    // A token may start with `-`: taken as a value, never parsed as (and echoed back as) an
+    // unknown flag.
+    #[arg(long, value_name = "STRING", env = env::TOKEN_SECRET, hide_env_values = true, allow_hyphen_values = true)]
     pub token_secret: Option<Secret>,
-    /// File holding the bearer token.
+    /// File holding the bearer token (`afhttp host` creates it with a random token, mode
+    /// 0600, when it is missing).
     #[arg(long, value_name = "PATH", env = env::TOKEN_SECRET_FILE)]
     pub token_secret_file: Option<PathBuf>,
 }

@@ -111,7 +111,7 @@ mod served {
             Err(e) => return (state, Err(e)),
         };
         let own: Arc<OnceLock<Endpoint>> = Arc::new(OnceLock::new());
-        let token: Option<Secret> = token.map(|t| Secret::new(t.expose()));
+        let token: Option<Secret> = token.map(|t| t.secret().clone());
         let client = {
             let own = Arc::clone(&own);
             let token = token.clone();

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::error::AfError;
 use crate::fsutil;
+use crate::sdk::secret::Secret;
 
 /// A new random token (256 bits, hex).
 pub fn generate() -> String {
@@ -14,7 +15,7 @@ pub fn generate() -> String {
 }
 
 /// Read `path`, or create it with a fresh token when it does not exist.
-pub fn load_or_create(path: &Path) -> Result<String, AfError> {
+pub fn load_or_create(path: &Path) -> Result<Secret, AfError> {
     match std::fs::read_to_string(path) {
         Ok(raw) => {
             let t = raw.trim().to_string();
@@ -24,7 +25,7 @@ pub fn load_or_create(path: &Path) -> Result<String, AfError> {
                     path.display()
                 )));
             }
-            Ok(t)
+            Ok(Secret::new(t))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let dir = path
@@ -37,7 +38,7 @@ pub fn load_or_create(path: &Path) -> Result<String, AfError> {
             })?;
             let token = generate();
             fsutil::write_private_file(dir, name, format!("{token}\n").as_bytes())?;
-            Ok(token)
+            Ok(Secret::new(token))
         }
         Err(e) => Err(AfError::io(
             format_args!("read token file {}", path.display()),
@@ -56,7 +57,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sub/host-token");
         let t1 = load_or_create(&p).unwrap();
-        assert_eq!(t1.len(), 64);
+        assert_eq!(t1.expose().len(), 64);
         assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
         assert_eq!(load_or_create(&p).unwrap(), t1);
     }

@@ -147,3 +147,47 @@ fn the_token_is_absent_from_argv_child_environments_logs_and_results() {
         assert!(!text.contains(token), "{what} holds the token");
     }
 }
+
+/// `afhttp host` refuses bad token flags (and other flags next to a token) without echoing
+/// the token or any piece of it: a token that starts with `-` is a value, not an unknown
+/// flag whose first letters clap would quote back.
+#[test]
+fn no_error_of_afhttp_host_echoes_a_bad_token_flag() {
+    const CANARY: &str = "-Qx9canary-host-token";
+    let fx = Fixture::new();
+    let file = fx.path().join("token");
+    std::fs::write(&file, format!("{CANARY}\n")).unwrap();
+    let file = file.display().to_string();
+    let flag = ["--token-secret", CANARY];
+    let cases: Vec<(Vec<&str>, Option<&str>)> = vec![
+        ([&flag[..], &["--listen", "nonsense"]].concat(), None),
+        ([&flag[..], &flag[..]].concat(), None),
+        ([&flag[..], &["--max-tabs", "many"]].concat(), None),
+        ([&flag[..], &["--no-such-flag"]].concat(), None),
+        ([&flag[..], &["stray"]].concat(), None),
+        (vec!["--token-secret", "   "], None),
+        (
+            vec!["--token-secret-file", &file, "--listen", "nonsense"],
+            None,
+        ),
+        (vec!["--listen", "nonsense"], Some(CANARY)),
+        (vec!["--token-secret"], Some(CANARY)),
+    ];
+    for (args, from_env) in cases {
+        let mut cmd = fx.cmd().arg("host").args(&args);
+        if let Some(token) = from_env {
+            cmd = cmd.env("AFHTTP_TOKEN_SECRET", token);
+        }
+        let run = cmd.run();
+        assert_eq!(run.event["kind"], "error", "{}", run.context);
+        assert_eq!(
+            run.event["error"]["code"], "invalid_argument",
+            "{}",
+            run.context
+        );
+        let said = format!("{}\n{}", run.stdout, run.stderr);
+        for piece in ["Qx9", "-Q", "canary"] {
+            assert!(!said.contains(piece), "{piece:?} echoed: {}", run.context);
+        }
+    }
+}

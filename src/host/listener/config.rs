@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use subtle::ConstantTimeEq;
 
 use crate::error::AfError;
+use crate::sdk::secret::Secret;
 
 /// Default `--upload-max-bytes`.
 pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 100 * 1024 * 1024;
@@ -83,15 +84,16 @@ impl std::fmt::Display for ListenAddr {
     }
 }
 
-/// The host's long-lived token. Never printed: `Debug` and `Display` show `***`.
-#[derive(Clone)]
-pub struct TokenSecret(String);
+/// The host's long-lived token: a [`Secret`] known not to be blank. Never printed: `Debug`
+/// and `Display` are the secret's (`***`).
+#[derive(Clone, Debug)]
+pub struct TokenSecret(Secret);
 
 impl TokenSecret {
     /// Wrap a token; an empty or whitespace-only token is `invalid_argument`.
-    pub fn new(token: impl Into<String>) -> Result<TokenSecret, AfError> {
+    pub fn new(token: impl Into<Secret>) -> Result<TokenSecret, AfError> {
         let token = token.into();
-        if token.trim().is_empty() {
+        if token.is_blank() {
             return Err(AfError::invalid("the token secret is empty"));
         }
         Ok(TokenSecret(token))
@@ -99,7 +101,7 @@ impl TokenSecret {
 
     /// Compare `candidate` with the token in constant time (for equal lengths).
     pub fn matches(&self, candidate: &str) -> bool {
-        let ours = self.0.as_bytes();
+        let ours = self.0.expose().as_bytes();
         let theirs = candidate.as_bytes();
         // Length is not secret; the content comparison does not short-circuit.
         ours.len() == theirs.len() && bool::from(ours.ct_eq(theirs))
@@ -107,19 +109,18 @@ impl TokenSecret {
 
     /// The token itself, for the host to hand to a local child or write to its token file.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
-}
 
-impl std::fmt::Debug for TokenSecret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
+    /// The token as the SDK's secret (what the host's own clients send).
+    pub fn secret(&self) -> &Secret {
+        &self.0
     }
 }
 
 impl std::fmt::Display for TokenSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
+        self.0.fmt(f)
     }
 }
 
