@@ -86,7 +86,7 @@ impl std::fmt::Display for ListenAddr {
 
 /// The host's long-lived token: a [`Secret`] known not to be blank. Never printed: `Debug`
 /// and `Display` are the secret's (`***`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct TokenSecret(Secret);
 
 impl TokenSecret {
@@ -118,9 +118,15 @@ impl TokenSecret {
     }
 }
 
+impl std::fmt::Debug for TokenSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
 impl std::fmt::Display for TokenSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        std::fmt::Display::fmt(&self.0, f)
     }
 }
 
