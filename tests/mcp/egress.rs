@@ -10,6 +10,7 @@
 use serde_json::{json, Value};
 
 use super::run_steps;
+use crate::support::events::tool_fetch;
 use crate::support::{Fixture, FixtureServer};
 
 /// The tool error of step `i`, checked to be `egress_denied` naming `addr`.
@@ -99,9 +100,9 @@ fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step()
     );
     // The allowed fixture is served on both paths.
     assert_eq!(r["steps"][0]["is_error"], false, "{r}");
-    assert_eq!(r["steps"][0]["structured"]["result"]["status"], 200, "{r}");
+    assert_eq!(tool_fetch(&r["steps"][0]["structured"]).status, 200, "{r}");
     assert_eq!(r["steps"][4]["is_error"], false, "{r}");
-    assert_eq!(r["steps"][4]["structured"]["result"]["status"], 200, "{r}");
+    assert_eq!(tool_fetch(&r["steps"][4]["structured"]).status, 200, "{r}");
     // The redirect's second hop is refused by the HTTP step, and by the inline browser
     // (which runs behind the egress proxy with the same policy); so is a direct navigation.
     denied(&r, 1, "127.0.0.2");
@@ -119,7 +120,7 @@ fn a_redirect_to_a_private_address_is_refused_on_the_http_and_the_browser_step()
     let r = run_steps(&fx, &["mcp"], steps);
     for i in 0..6 {
         assert_eq!(r["steps"][i]["is_error"], false, "step {i}: {r}");
-        assert_eq!(r["steps"][i]["structured"]["result"]["status"], 200, "{r}");
+        assert_eq!(tool_fetch(&r["steps"][i]["structured"]).status, 200, "{r}");
     }
     assert!(private.hits("/static") >= 3, "{r}");
     assert_eq!(private.hits("/echo"), 1, "the control page's request: {r}");

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::run_steps;
+use crate::support::events::tool_error;
 use crate::support::{Fixture, FixtureServer, HostProc};
 
 #[test]
@@ -58,7 +59,7 @@ fn tabs_takeover_and_cdp_reach_the_host_and_cdp_needs_allow_cdp() {
     assert_eq!(ok(3)["result"]["result"]["value"], 42, "{}", s[3]);
     assert_eq!(ok(4)["closed"], true, "{}", s[4]);
     assert!(!listed(ok(5)), "{}", s[5]);
-    let code = |i: usize| s[i]["structured"]["error"]["code"].clone();
+    let code = |i: usize| tool_error(&s[i]["structured"]).code;
     assert_eq!(code(6), "invalid_argument", "{}", s[6]);
     assert_eq!(s[6]["structured"]["error"]["field"], "method", "{}", s[6]);
     // This host has no display provider; the link is refused with the host's code.

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::CLIENTS;
 use crate::support::deadline::CommandDeadline;
+use crate::support::events::{tool_error, tool_fetch};
 use crate::support::host::port_of;
 use crate::support::{error_code, Fixture, FixtureServer, HostProc};
 
@@ -128,7 +129,7 @@ fn assert_http_report(r: &Value, area: &Path) {
     // The SPA: rendered by the host's browser, its screenshot inline as an image.
     let spa = &s[1];
     assert_eq!(spa["is_error"], false, "{spa}");
-    assert_eq!(spa["structured"]["result"]["render"], "browser", "{spa}");
+    assert_eq!(tool_fetch(&spa["structured"]).render, "browser", "{spa}");
     let shot = PathBuf::from(
         spa["structured"]["result"]["screenshot_file"]
             .as_str()
@@ -164,11 +165,9 @@ fn assert_http_report(r: &Value, area: &Path) {
     // A typed error as a tool error with the stable code.
     let dns = &s[5];
     assert_eq!(dns["is_error"], true, "{dns}");
-    assert_eq!(
-        dns["structured"]["error"]["code"], "dns_resolution_failed",
-        "{dns}"
-    );
-    assert_eq!(dns["structured"]["error"]["retryable"], true, "{dns}");
+    let e = tool_error(&dns["structured"]);
+    assert_eq!(e.code, "dns_resolution_failed", "{dns}");
+    assert!(e.retryable, "{dns}");
     // Listed; nothing outside the area reads.
     let listed = s[6]["resources"].to_string();
     assert!(
@@ -180,7 +179,8 @@ fn assert_http_report(r: &Value, area: &Path) {
     }
     assert_eq!(s[7]["is_error"], true, "{}", s[7]);
     assert_eq!(
-        s[7]["structured"]["error"]["code"], "invalid_argument",
+        tool_error(&s[7]["structured"]).code,
+        "invalid_argument",
         "{}",
         s[7]
     );

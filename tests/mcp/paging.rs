@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::run_steps;
+use crate::support::events::{tool_error, tool_fetch};
 use crate::support::{chromium, Fixture, FixtureServer};
 
 /// The default budget: 10,000 o200k_base tokens and 50,000 characters.
@@ -115,7 +116,8 @@ fn a_20000_node_dom_rendered_fits_the_budget_and_pages_back_whole() {
         ]),
     );
     assert_eq!(
-        r["steps"][0]["structured"]["result"]["render"], "browser",
+        tool_fetch(&r["steps"][0]["structured"]).render,
+        "browser",
         "{}",
         r["steps"][0]["structured"]
     );
@@ -173,7 +175,8 @@ fn network_entries_page_by_index_with_a_filter() {
     for bad in &s.as_array().unwrap()[5..8] {
         assert_eq!(bad["is_error"], true, "{bad}");
         assert_eq!(
-            bad["structured"]["error"]["code"], "invalid_argument",
+            tool_error(&bad["structured"]).code,
+            "invalid_argument",
             "{bad}"
         );
     }

@@ -9,7 +9,7 @@
 use super::deadline::CommandDeadline;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bollard::query_parameters::CreateImageOptions;
 use bollard::Docker;
@@ -87,20 +87,15 @@ impl Engine {
             child: Some(child),
             _lock: Some(lock),
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !ping(&engine.host) {
+        crate::support::deadline::wait_for("dockerd to answer", Duration::from_secs(60), || {
             if let Some(status) = engine.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
                 panic!(
                     "dockerd exited ({status}); log:\n{}",
                     std::fs::read_to_string(dir.join("dockerd.log")).unwrap_or_default()
                 );
             }
-            assert!(
-                Instant::now() < deadline,
-                "dockerd did not answer within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            ping(&engine.host)
+        });
         engine
     }
 
@@ -246,12 +241,11 @@ impl Drop for Engine {
         if let Some(mut child) = self.child.take() {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
+            let exited = crate::support::deadline::wait_until(Duration::from_secs(20), || {
+                matches!(child.try_wait(), Ok(Some(_)))
+            });
+            if exited {
+                return;
             }
             let _ = child.kill();
             let _ = child.wait();

@@ -71,3 +71,13 @@ pub fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> T {
         )
     })
 }
+
+/// An MCP tool answer's `structuredContent` (the CLI's event) as a `fetch` result, typed.
+pub fn tool_fetch(structured: &Value) -> FetchResult {
+    decode(&structured["result"])
+}
+
+/// An MCP tool error's `structuredContent` (the CLI's error event) as its `error`, typed.
+pub fn tool_error(structured: &Value) -> ErrorBody {
+    decode(&structured["error"])
+}

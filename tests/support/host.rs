@@ -54,16 +54,12 @@ impl HostProc {
             nix::sys::signal::Signal::SIGTERM,
         )
         .unwrap();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status.code().unwrap_or(-1), t.elapsed());
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(15),
-                "host did not exit after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let status = crate::support::deadline::wait_within(
+            &mut self.child,
+            Duration::from_secs(15),
+            "the host after SIGTERM",
+        );
+        (status.code().unwrap_or(-1), t.elapsed())
     }
 }
 
