@@ -1,6 +1,7 @@
 //! A stalled third party never empties a page (`--stall-cutoff-ms`): a request to another
-//! site that has no response within the stall window is cut when it holds the page (the
-//! page reloads with its host blocked), reported as `third_party_cut`, in `network.json`
+//! site that has no response within the stall window is cut when it holds the page (a
+//! script or stylesheet in place, held paused while its host is probed; anything else by a
+//! reload with its host blocked), reported as `third_party_cut`, in `network.json`
 //! and in `trace.readiness.cuts`; first-party requests are waited for. When capture still
 //! comes before the document finished parsing, `document_incomplete` says so and the text
 //! comes from the served HTML (`trace.text_source`). Real Chromium; the stalled host is
@@ -312,8 +313,80 @@ fn a_host_remembers_a_stalled_third_party_and_blocks_it_from_the_start() {
     assert_eq!(host.terminate().0, 0);
 }
 
+/// The trace's cut rounds.
+fn rounds(run: &Run) -> Vec<Value> {
+    run.event["trace"]["readiness"]["cuts"]["rounds"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The main documents `network.json` lists (a reload loads it again).
+fn document_loads(run: &Run) -> usize {
+    let network = run.artifact_json("network_file");
+    network["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["resource_type"] == "Document" && e["frame_id"] == network["entries"][0]["frame_id"]
+        })
+        .count()
+}
+
 #[test]
-fn a_chain_of_stalled_scripts_is_cut_round_by_round_with_a_shorter_window_after_a_reload() {
+fn a_stalled_parser_blocking_script_is_cut_in_place_and_an_answering_one_runs() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    // Held paused while the host is probed, failed still paused at the window: the parser
+    // goes on in the first load, with no reload.
+    let run = render(&fx, &srv.url(&format!("/stall/head?hang={h}")), &[]);
+    assert_cut(
+        &run,
+        &h,
+        &["Script"],
+        &["stall-head-page", "after-head-script"],
+    );
+    let rounds = rounds(&run);
+    assert_eq!(rounds.len(), 1, "{rounds:?}");
+    assert_eq!(rounds[0]["in_place"], true, "{rounds:?}");
+    assert_eq!(rounds[0]["reloaded"], false, "{rounds:?}");
+    assert_eq!(document_loads(&run), 1, "{}", run.context);
+    assert!(!warning(run.result(), "third_party_cut").contains("reloaded"));
+    // Another site that answers: its probe lets the script go, and it runs.
+    let third = FixtureServer::start_on("127.0.0.2");
+    let t = format!("127.0.0.2:{}", third.port());
+    let run = render(&fx, &srv.url(&format!("/stall/late?third={t}&ms=0")), &[]);
+    no_cut(&run);
+    let text = run.artifact_text("text_file");
+    assert!(
+        text.contains("late-script-ran") && text.contains("after-late-script"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stalled_image_under_wait_load_is_cut_by_a_reload() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hang = HangServer::start();
+    let h = hang.host();
+    let run = render(
+        &fx,
+        &srv.url(&format!("/stall/img?hang={h}")),
+        &["--wait", "load"],
+    );
+    assert_cut(&run, &h, &["Image"], &["img-page", "after-img"]);
+    let rounds = rounds(&run);
+    assert_eq!(rounds[0]["reloaded"], true, "{rounds:?}");
+    assert!(warning(run.result(), "third_party_cut").contains("reloaded 1 time(s)"));
+    assert_eq!(run.event["trace"]["readiness"]["ended_by"], "load");
+}
+
+#[test]
+fn a_chain_of_stalled_scripts_is_cut_in_place_host_by_host_with_a_shorter_window_after_the_first() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();
     let first = HangServer::start();
@@ -330,11 +403,8 @@ fn a_chain_of_stalled_scripts_is_cut_round_by_round_with_a_shorter_window_after_
     for h in [&h1, &h2] {
         assert!(msg.contains(h.as_str()), "{h} not named: {msg}");
     }
-    assert!(msg.contains("reloaded 2 time(s)"), "{msg}");
-    let rounds = run.event["trace"]["readiness"]["cuts"]["rounds"]
-        .as_array()
-        .unwrap()
-        .clone();
+    assert!(!msg.contains("reloaded"), "{msg}");
+    let rounds = rounds(&run);
     assert_eq!(rounds.len(), 2, "{rounds:?}");
     let hosts = |r: &Value| -> Vec<String> {
         r["hosts"]
@@ -346,6 +416,8 @@ fn a_chain_of_stalled_scripts_is_cut_round_by_round_with_a_shorter_window_after_
     };
     assert_eq!(hosts(&rounds[0]), vec![h1.clone()], "{rounds:?}");
     assert_eq!(hosts(&rounds[1]), vec![h2.clone()], "{rounds:?}");
+    assert!(rounds.iter().all(|r| r["in_place"] == true), "{rounds:?}");
     assert_eq!(rounds[0]["window_ms"], 800, "{rounds:?}");
     assert_eq!(rounds[1]["window_ms"], 400, "{rounds:?}");
+    assert_eq!(document_loads(&run), 1, "{}", run.context);
 }

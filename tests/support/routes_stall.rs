@@ -19,6 +19,7 @@
 //! - `/stall/chain?hang=H&next=N`: `before-chain`, a parser-blocking script on H, then an
 //!   inline script that writes a parser-blocking script on N (a chain: N is only asked for
 //!   once H is past), then `after-chain`.
+//! - `/stall/img?hang=H`: `img-page`, an image on H, `after-img`.
 //! - `/stall/slow.js?ms=N`: a script answering after N ms.
 
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub fn router() -> Router {
         .route("/stall/first-slow", get(first_slow))
         .route("/stall/shell", get(shell))
         .route("/stall/chain", get(chain))
+        .route("/stall/img", get(img))
         .route("/stall/slow.js", get(slow_js))
 }
 
@@ -82,6 +84,14 @@ async fn iframe(Query(q): Query<HashMap<String, String>>) -> Resp {
     html(format!(
         "<!doctype html><title>Stalled iframe</title><p>iframe-page</p>\
          <iframe src=\"http://{h}/frame.html\" width=300 height=100></iframe><p>after-iframe</p>"
+    ))
+}
+
+async fn img(Query(q): Query<HashMap<String, String>>) -> Resp {
+    let h = param(&q, "hang", "127.0.0.2:9");
+    html(format!(
+        "<!doctype html><title>Stalled image</title><p>img-page</p>\
+         <img src=\"http://{h}/pixel.png\" width=10 height=10><p>after-img</p>"
     ))
 }
 

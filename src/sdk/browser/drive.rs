@@ -31,6 +31,8 @@ pub(super) struct Run<'a> {
     pub req: &'a FetchRequest,
     pub request_id: &'a str,
     pub deadline: Instant,
+    /// When the navigation started (set by [`drive`]).
+    pub nav_start: &'a std::sync::OnceLock<Instant>,
 }
 
 impl Run<'_> {
@@ -47,7 +49,7 @@ pub(super) async fn drive(
     trace: &mut Trace,
 ) -> Result<FetchOutcome, AfError> {
     let remembered = setup(run, trace).await?;
-    let nav_start = Instant::now();
+    let nav_start = *run.nav_start.get_or_init(Instant::now);
     let navigated = navigate_to(run, paused, trace).await?;
     let document = navigated.document;
     let mut warnings: Vec<Warning> = navigated.warning.into_iter().collect();

@@ -22,6 +22,7 @@ mod served;
 pub mod session;
 pub mod settle;
 pub mod stall;
+pub mod stall_hold;
 pub mod wait;
 mod workers;
 
@@ -157,14 +158,17 @@ async fn run_in_tab(
         changed: Arc::default(),
     }));
     let (paused_tx, mut paused_rx) = mpsc::unbounded_channel();
+    let (held_tx, mut held_rx) = mpsc::unbounded_channel();
     let (dialog_tx, mut dialog_rx) = mpsc::unbounded_channel();
     let (worker_tx, mut worker_rx) = mpsc::unbounded_channel();
     let forward = session::Forward {
         paused: paused_tx,
+        held: held_tx,
         dialogs: dialog_tx,
         workers: worker_tx,
     };
     let collector = session::collect(events, state.clone(), forward);
+    let nav_start = std::sync::OnceLock::new();
     let run = drive::Run {
         conn,
         tab,
@@ -172,6 +176,7 @@ async fn run_in_tab(
         req,
         request_id,
         deadline,
+        nav_start: &nav_start,
     };
     let driven = drive::drive(&run, &mut paused_rx, out, trace);
     // Dialogs are answered as they open, whatever the fetch is waiting on: an open dialog
@@ -184,11 +189,14 @@ async fn run_in_tab(
     );
     // Workers wait, paused, for the tab's identity; they are answered whenever they start.
     let workers = workers::answer(conn, &mut worker_rx, &state);
+    // Scripts and stylesheets wait, paused, for the in-place stall cut's decision.
+    let holding = stall_hold::hold(conn, &tab.session_id, &state, req, &nav_start, &mut held_rx);
     let all = async {
         tokio::select! {
             r = driven => r,
             () = answering => unreachable_handler_end("dialog"),
             () = workers => unreachable_handler_end("worker"),
+            () = holding => unreachable_handler_end("stall hold"),
         }
     };
     let result = match tokio::time::timeout_at(deadline.into(), all).await {

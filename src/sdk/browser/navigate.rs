@@ -215,7 +215,9 @@ pub async fn navigate(
     let s = Some(session);
     let body = encode_body(req)?;
     let rewrite = req.method != "GET" || body.is_some();
+    let held = super::stall_hold::patterns(req);
     let mut patterns = vec![document::response_pattern()];
+    patterns.extend(held.iter().cloned());
     if rewrite {
         patterns.push(
             json!({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}),
@@ -263,7 +265,14 @@ pub async fn navigate(
             n = &mut nav => (n, None),
         }
     };
-    let _ = conn.send(s, "Fetch.disable", json!({}), t).await;
+    // Scripts and stylesheets stay paused for the stall cut; nothing else.
+    let _ = match held.is_empty() {
+        true => conn.send(s, "Fetch.disable", json!({}), t).await,
+        false => {
+            let held = json!({ "patterns": held });
+            conn.send(s, "Fetch.enable", held, t).await
+        }
+    };
     // `Page.navigate` answers once the main document's response commits; no answer in time
     // means the document never arrived, which is what `navigation_timeout` is for.
     let result = nav.map_err(|e| {

@@ -294,6 +294,8 @@ pub async fn detach(conn: &CdpConnection, tab: &Tab) {
 pub struct Forward {
     /// `Fetch.requestPaused`.
     pub paused: mpsc::UnboundedSender<Value>,
+    /// `Fetch.requestPaused` of a script or stylesheet ([`super::stall_hold`]).
+    pub held: mpsc::UnboundedSender<Value>,
     /// `Page.javascriptDialogOpening` (also recorded).
     pub dialogs: mpsc::UnboundedSender<Value>,
     /// `Target.attachedToTarget`: a worker waiting for its identity ([`super::workers`]).
@@ -310,7 +312,11 @@ pub fn collect(
     tokio::spawn(async move {
         while let Some(ev) = events.recv().await {
             if ev.method == "Fetch.requestPaused" {
-                let _ = to.paused.send(ev.params);
+                let to = match super::stall_hold::is_held_kind(&ev.params) {
+                    true => &to.held,
+                    false => &to.paused,
+                };
+                let _ = to.send(ev.params);
                 continue;
             }
             if ev.method == "Target.attachedToTarget" {

@@ -145,11 +145,19 @@ impl Cutter {
     /// waiting for its response (inside its window): the page is not ready before it
     /// answers or is cut, since a capture would find it unparsed or unpainted.
     pub fn holds(&self, state: &Shared) -> bool {
-        if self.active().is_none() {
+        if self.window.is_none() {
             return false;
         }
         let st = lock(state);
         let parsed = st.dom_content_at.is_some();
+        // Held paused by the in-place cut ([`super::stall_hold`]): released or cut at its
+        // window, whether or not a reload is still possible.
+        if st.network.holds_blocking(parsed) {
+            return true;
+        }
+        if self.active().is_none() {
+            return false;
+        }
         st.network
             .stalled(Duration::ZERO)
             .iter()
@@ -201,10 +209,16 @@ impl Cutter {
             return Ok(false);
         }
         self.blocked.extend(hosts.iter().cloned());
+        // The hosts cut in place are blocked too: one list for the session.
+        let blocked: BTreeSet<String> = self
+            .blocked
+            .union(lock(state).network.blocked())
+            .cloned()
+            .collect();
         conn.send(
             Some(session),
             "Network.setBlockedURLs",
-            json!({ "urlPatterns": patterns(&self.blocked) }),
+            json!({ "urlPatterns": patterns(&blocked) }),
             t,
         )
         .await?;
@@ -226,12 +240,23 @@ impl Cutter {
         Ok(true)
     }
 
+    /// Every cut in time order: the reload rounds and the ones made in place.
+    fn all_rounds(&self, state: &Shared) -> Vec<Value> {
+        let mut all = self.rounds.clone();
+        all.extend(lock(state).network.in_place_rounds().iter().cloned());
+        all.sort_by(|a, b| {
+            let at = |r: &Value| r["at_ms"].as_f64().unwrap_or(0.0);
+            at(a).total_cmp(&at(b))
+        });
+        all
+    }
+
     /// `trace.readiness.cuts`.
-    pub fn signals(&self) -> Value {
+    pub fn signals(&self, state: &Shared) -> Value {
         json!({
             "stall_cutoff_ms": self.window.map(|w| w.as_millis() as u64).unwrap_or(0),
             "reload_unavailable": self.no_reload,
-            "rounds": self.rounds,
+            "rounds": self.all_rounds(state),
             "remembered": self.remembered.iter()
                 .map(|(h, age)| json!({"host": h, "age_ms": age}))
                 .collect::<Vec<_>>(),
@@ -247,8 +272,8 @@ impl Cutter {
     /// stalled in an earlier fetch.
     pub fn warning(&self, state: &Shared) -> Option<Warning> {
         let cuts = lock(state).network.cuts();
-        let cut_now: BTreeSet<&str> = self
-            .rounds
+        let rounds = self.all_rounds(state);
+        let cut_now: BTreeSet<&str> = rounds
             .iter()
             .filter_map(|r| r.get("hosts").and_then(Value::as_array))
             .flatten()
@@ -258,7 +283,7 @@ impl Cutter {
             .iter()
             .partition(|(host, _)| cut_now.contains(host.as_str()));
         let mut parts = Vec::new();
-        if !self.rounds.is_empty() {
+        if !rounds.is_empty() {
             let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
             parts.push(format!(
                 "{} third-party request(s) cut after {window} ms without a response \

@@ -292,7 +292,7 @@ pub async fn wait(
         "stuck_requests": stuck.iter().take(MAX_STUCK).map(|(r, b)| r.to_json(*b)).collect::<Vec<_>>(),
         "parser_blocking": blocking,
         "selector_matched": matches!(opts.wait, Wait::Selector(_) | Wait::SelectorVisible(_)).then_some(seen.selector_matched),
-        "cuts": cutter.signals(),
+        "cuts": cutter.signals(state),
         "waited_ms": waited,
         "timed_out": timed_out,
     });

@@ -85,6 +85,10 @@ pub struct NetworkLog {
     /// A reload with the cut hosts blocked is under way: the next main-frame commit closes
     /// what the old document left open.
     superseding: bool,
+    /// CDP ids of requests paused for the in-place cut ([`crate::sdk::browser::stall_hold`]).
+    held: HashSet<String>,
+    /// `trace.readiness.cuts.rounds` entries of the cuts made in place.
+    in_place: Vec<Value>,
 }
 
 /// A resource type as `network.json` spells it (empty when CDP gave none).
@@ -113,6 +117,8 @@ impl NetworkLog {
             at_capture: None,
             cut_hosts: BTreeSet::new(),
             superseding: false,
+            held: HashSet::new(),
+            in_place: Vec::new(),
         }
     }
 

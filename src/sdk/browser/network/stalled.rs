@@ -108,15 +108,96 @@ impl NetworkLog {
             .min()
     }
 
+    /// Third-party requests still waiting, but not the ones the in-place cut holds paused
+    /// (it cuts those itself at their window).
     fn stall_candidates(&self) -> impl Iterator<Item = &entry::Entry> {
+        let held = &self.held;
+        self.waiting_third_party()
+            .filter(move |(id, _)| !held.contains(*id))
+            .map(|(_, e)| e)
+    }
+
+    /// Third-party requests still waiting for their response headers, with their CDP ids
+    /// (streams and the main document excepted).
+    fn waiting_third_party(&self) -> impl Iterator<Item = (&String, &entry::Entry)> {
         let site = self.document_site();
         let doc = self.document().map(|d| d.id.clone());
-        self.open_entries().filter(move |e| {
-            e.state == State::Pending
-                && !STREAMING_TYPES.contains(&e.resource_type.as_str())
-                && Some(&e.id) != doc.as_ref()
-                && !is_first_party(&e.url, site.as_deref())
-        })
+        self.inflight
+            .iter()
+            .filter_map(|id| Some((id, &self.entries[*self.chains.get(id)?.last()?])))
+            .filter(move |(_, e)| {
+                e.state == State::Pending
+                    && !STREAMING_TYPES.contains(&e.resource_type.as_str())
+                    && Some(&e.id) != doc.as_ref()
+                    && !is_first_party(&e.url, site.as_deref())
+            })
+    }
+
+    /// Whether a request the in-place cut holds paused blocks the parser or the first
+    /// render: the page is not ready before it is released or cut.
+    pub fn holds_blocking(&self, parsed: bool) -> bool {
+        self.waiting_third_party()
+            .filter(|(id, _)| self.held.contains(*id))
+            .any(|(_, e)| {
+                let main_frame = e.frame_id == self.main_frame;
+                let parser_waits = !parsed && main_frame;
+                parser_waits
+                    || matches!(
+                        e.render_blocking.as_deref(),
+                        Some("Blocking" | "InBodyParserBlocking")
+                    )
+            })
+    }
+
+    /// The in-place cut paused request `id` (a CDP request id).
+    pub fn hold(&mut self, id: &str) {
+        self.held.insert(id.to_string());
+    }
+
+    /// The in-place cut let request `id` go on: its window starts again now, when it
+    /// really goes out (a stall after that is cut by the reload).
+    pub fn release(&mut self, id: &str) {
+        self.held.remove(id);
+        if let Some(&i) = self.chains.get(id).and_then(|h| h.last()) {
+            self.entries[i].seen = Some(Instant::now());
+        }
+    }
+
+    /// The in-place cut failed the paused requests `ids` of `host`: they are recorded as
+    /// cut (now and when their `loadingFailed` comes), with the cut's `round` for the trace.
+    pub fn cut_in_place(
+        &mut self,
+        host: &str,
+        ids: &BTreeSet<String>,
+        round: Option<serde_json::Value>,
+    ) {
+        self.cut_hosts.insert(host.to_string());
+        for id in ids {
+            self.held.remove(id);
+        }
+        let ids: BTreeSet<String> = ids
+            .iter()
+            .filter_map(|id| Some(self.entries[*self.chains.get(id)?.last()?].id.clone()))
+            .collect();
+        self.close_open(|e| ids.contains(&e.id));
+        self.in_place.extend(round);
+    }
+
+    /// The cuts made in place, for `trace.readiness.cuts.rounds`.
+    pub fn in_place_rounds(&self) -> &[serde_json::Value] {
+        &self.in_place
+    }
+
+    /// Every host cut or blocked so far (the blocked-URL list to keep).
+    pub fn blocked(&self) -> &BTreeSet<String> {
+        &self.cut_hosts
+    }
+
+    /// Whether `host` has answered a request of this page (any response).
+    pub fn host_answered(&self, host: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.status().is_some() && host_of(&e.url) == host)
     }
 
     /// Record a cut of `hosts` before a reload: their open requests fail as cut, later
