@@ -302,3 +302,24 @@ impl<'a> Holder<'a> {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_scripts_and_stylesheets_at_the_request_stage_are_held() {
+        let ev =
+            |t: &str| json!({"requestId": "1", "resourceType": t, "request": {"url": "http://a/"}});
+        assert!(is_held_kind(&ev("Script")));
+        assert!(is_held_kind(&ev("Stylesheet")));
+        assert!(!is_held_kind(&ev("Document")));
+        assert!(!is_held_kind(&ev("Image")));
+        let mut response = ev("Script");
+        response["responseStatusCode"] = json!(200);
+        assert!(!is_held_kind(&response));
+        let mut failed = ev("Stylesheet");
+        failed["responseErrorReason"] = json!("Failed");
+        assert!(!is_held_kind(&failed));
+    }
+}
