@@ -2,8 +2,12 @@
 """PDF corpus benchmark: afhttp's PDF text against Debian's `pdftotext` (poppler-utils).
 
 Usage:
-  bench/pdf_corpus.py PDF_DIR [--afhttp BIN] [--reader-cmd CMD ...] [--label L]
-                      [--out RESULTS.jsonl] [--limit N] [--only SUBSTR]
+  bench/pdf_corpus.py PDF_DIR [--afhttp BIN] [--baseline-afhttp BIN] [--reader-cmd CMD ...]
+                      [--label L] [--out RESULTS.jsonl] [--limit N] [--only SUBSTR]
+
+`--baseline-afhttp BIN` runs a second afhttp build on every file in the same run, right
+before the first one and pdftotext, so that both face the same machine load; its record is
+the row's `base` and the summary compares the two (RSS and time ratios, files over 3x, F1).
 
 For each `*.pdf` in PDF_DIR, one at a time:
 - afhttp mode (default): serve the file from a loopback HTTP server and run
@@ -27,7 +31,12 @@ What is measured:
   (trace.document.peak_rss_kib) or, when it died, the last VmHWM polled from /proc; the
   parent's is its VmHWM polled every 2 ms, raised to GNU time's figure when that exceeds the
   child's. (A spawned child's ru_maxrss also carries its parent's pages across exec, so
-  ru_maxrss is never summed.)
+  ru_maxrss is never summed; and a child is polled only once it has exec'd, i.e. once its
+  command line differs from its parent's: before that, posix_spawn's vfork child shows the
+  parent's own VmHWM, which the 2026-12-04 runs counted twice for encrypted files.)
+
+Before the first file, the afhttp executables measured are dropped from the page cache
+(`evict`), so both builds of a comparison are paged in the same way.
 
 Writes one JSON line per file to --out (default bench/runs/pdf_corpus-LABEL.jsonl) and
 prints a markdown summary.
@@ -94,6 +103,32 @@ def hwm_kib(pid):
     return 0
 
 
+def evict(binaries):
+    """Drop the executables (and the reader beside each) from the page cache, so that every
+    build's pages come back by page faults, as an installed binary's do. A file just written
+    (a fresh build, a copy) sits in the cache in large folios, and a fault then maps far more
+    than the faulting page: `afhttp --version` measured 10.2 MiB freshly copied, 8.3 MiB once
+    evicted. Without this, comparing two builds compares how each was last written."""
+    for b in binaries:
+        for p in (Path(b), Path(b).with_name("afhttp-pdf-reader")):
+            if not p.is_file():
+                continue
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def children(pid):
     out = []
     try:
@@ -135,10 +170,16 @@ def run_measured(argv, limits=None, timeout=WALL + 35):
             kids = children(p.pid)
             if kids and not first:
                 first.append(kids[0])
-            for pid in list(kids) + [g for k in kids for g in children(k)]:
-                h = hwm_kib(pid)
-                if h:
-                    polled[pid] = max(polled.get(pid, 0), h)
+            for parent in [p.pid] + kids:
+                pcmd = cmdline(parent)
+                for pid in children(parent):
+                    # Until it execs, a spawned child's /proc shows its parent's memory
+                    # (posix_spawn's vfork shares it): such a reading is the parent's.
+                    if cmdline(pid) in (None, pcmd):
+                        continue
+                    h = hwm_kib(pid)
+                    if h:
+                        polled[pid] = max(polled.get(pid, 0), h)
             time.sleep(0.002)
 
     th = threading.Thread(target=poll, daemon=True)
@@ -324,10 +365,54 @@ def summarize(rows, label):
     return "\n".join(lines)
 
 
+def compare(rows, base_bin):
+    """The baseline build against this one, file by file, in the same run."""
+    def ratio(rec, r, key):
+        return rec[key] / max(r["ref"][key], 1e-3 if key == "wall_s" else 1)
+
+    def col(name):
+        recs = [(r[name] if name == "base" else r["ours"], r) for r in rows]
+        rss = [ratio(o, r, "rss_kib") for o, r in recs]
+        worst = max(recs, key=lambda x: ratio(x[0], x[1], "rss_kib"))
+        scored = [(o.get("f1", r["f1"]) if name == "base" else r["f1"]) for o, r in recs
+                  if r["ref_words"] >= MIN_WORDS]
+        return [
+            f"{statistics.median(o['parent_rss_kib'] for o, _ in recs) / 1024:.1f} / "
+            f"{max(o['parent_rss_kib'] for o, _ in recs) / 1024:.1f} MiB",
+            f"{statistics.median(o['reader_rss_kib'] for o, _ in recs) / 1024:.1f} / "
+            f"{max(o['reader_rss_kib'] for o, _ in recs) / 1024:.1f} MiB",
+            f"{statistics.median(o['rss_kib'] for o, _ in recs) / 1024:.1f} / "
+            f"{max(o['rss_kib'] for o, _ in recs) / 1024:.1f} MiB",
+            f"{statistics.median(rss):.2f}x, {max(rss):.2f}x ({worst[1]['file']})",
+            f"{sum(1 for x in rss if x > 3)}",
+            f"{sum(1 for o, r in recs if r['size'] < 10 << 20 and o['rss_kib'] > 128 << 10)}",
+            f"{statistics.median(ratio(o, r, 'wall_s') for o, r in recs):.2f}x",
+            f"{sum(1 for x in scored if x >= 0.9)} of {len(scored)}",
+            f"{sum(1 for o, _ in recs if str(o['outcome']).startswith(('died', 'timeout', 'no_event')))}",
+        ]
+    names = ["fetch process peak RSS, median / max", "reader child peak RSS, median / max",
+             "parent + child, median / max", "parent + child / pdftotext's: median, worst",
+             "files over 3x pdftotext", "files < 10 MB above 128 MiB",
+             "median wall time / pdftotext's", "F1 >= 0.9", "crashes / hangs"]
+    load = open("/proc/loadavg").read().split()[:3]
+    lines = [f"### Same run: baseline `{base_bin}` against this build "
+             f"(load average {' '.join(load)} at the end)", "",
+             "| measure | baseline | this build |", "| --- | --- | --- |"]
+    for n, b, o in zip(names, col("base"), col("ours")):
+        lines.append(f"| {n} | {b} | {o} |")
+    changed = [r for r in rows if abs(r["base"]["f1"] - r["f1"]) > 1e-9]
+    lines.append(f"| files whose F1 changed | {len(changed)}: "
+                 + ", ".join(f"{r['file']} {r['base']['f1']:.2f}->{r['f1']:.2f}" for r in changed[:10])
+                 + " |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("pdf_dir")
     ap.add_argument("--afhttp", default="target/release/afhttp")
+    ap.add_argument("--baseline-afhttp", default=None,
+                    help="another afhttp build run on every file in the same run (row's `base`)")
     ap.add_argument("--reader-cmd", nargs="+", help="a reader child speaking afhttp-pdf-reader's protocol")
     ap.add_argument("--label", default=None)
     ap.add_argument("--out", default=None)
@@ -340,12 +425,18 @@ def main():
         pdfs = pdfs[: args.limit]
     out_path = Path(args.out or f"bench/runs/pdf_corpus-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.jsonl")
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    if not args.reader_cmd:
+        evict([args.afhttp] + ([args.baseline_afhttp] if args.baseline_afhttp else []))
     work = Path(tempfile.mkdtemp(prefix="pdf_corpus."))
     srv = None if args.reader_cmd else serve(Path(args.pdf_dir))
     rows = []
     try:
         with open(out_path, "w") as sink:
             for i, pdf in enumerate(pdfs):
+                base = base_text = None
+                if args.baseline_afhttp and not args.reader_cmd:
+                    base, base_text = run_afhttp(os.path.abspath(args.baseline_afhttp),
+                                                 srv.server_address[1], pdf, work)
                 if args.reader_cmd:
                     ours, text = run_reader(args.reader_cmd, pdf)
                 else:
@@ -354,6 +445,9 @@ def main():
                 ow, rw = words(text), words(ref_text)
                 row = {"file": pdf.name, "size": pdf.stat().st_size, "ours": ours, "ref": ref,
                        "words": len(ow), "ref_words": len(rw), "f1": round(f1(ow, rw), 4)}
+                if base is not None:
+                    base["f1"] = round(f1(words(base_text), rw), 4)
+                    row["base"] = base
                 rows.append(row)
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
@@ -365,6 +459,9 @@ def main():
             srv.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     print(summarize(rows, label))
+    if args.baseline_afhttp and rows and "base" in rows[0]:
+        print()
+        print(compare(rows, args.baseline_afhttp))
 
 
 if __name__ == "__main__":

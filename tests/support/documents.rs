@@ -537,3 +537,25 @@ pub fn word_f1(got: &str, reference: &str) -> f64 {
         2.0 * p * r / (p + r)
     }
 }
+
+/// The `d_tag`s of a 64-bit little-endian ELF executable's dynamic section (empty when it
+/// has none).
+pub fn elf_dynamic_tags(elf: &[u8]) -> Vec<u64> {
+    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap());
+    assert_eq!(&elf[..5], b"\x7fELF\x02", "not a 64-bit ELF file");
+    let (phoff, phentsize, phnum) = (u64_at(0x20) as usize, u16_at(0x36), u16_at(0x38));
+    const PT_DYNAMIC: u32 = 2;
+    let Some(dynamic) = (0..phnum)
+        .map(|i| phoff + i * phentsize)
+        .find(|&ph| u32::from_le_bytes(elf[ph..ph + 4].try_into().unwrap()) == PT_DYNAMIC)
+    else {
+        return Vec::new();
+    };
+    let (off, size) = (u64_at(dynamic + 8) as usize, u64_at(dynamic + 32) as usize);
+    (off..off + size)
+        .step_by(16)
+        .map(u64_at)
+        .take_while(|&tag| tag != 0)
+        .collect()
+}

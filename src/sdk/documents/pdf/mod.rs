@@ -196,15 +196,31 @@ fn page_list(pages: &[u64]) -> String {
     s.join(", ")
 }
 
+/// `trace.document` for any report the reader gave, read or not: the reader's own peak RSS
+/// is the only fair figure for it (the parent cannot measure an exited child's memory).
+fn reader_trace(r: &Value, pages_read: usize) -> Value {
+    json!({
+        "type": "pdf",
+        "reader": "hayro (child process)",
+        "page_count": r["page_count"],
+        "pages_read": pages_read,
+        "peak_rss_kib": r["peak_rss_kib"],
+    })
+}
+
 /// Turn the reader's report into the projections and warnings.
 pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projected {
+    let unread = |code, why: String| Projected {
+        trace: Some(reader_trace(r, 0)),
+        ..Projected::none(code, why)
+    };
     if let Some(e) = r["error"].as_str() {
-        return Projected::none(ErrorCode::ArtifactCaptureFailed, e.to_string());
+        return unread(ErrorCode::ArtifactCaptureFailed, e.to_string());
     }
     if r["needs_password"].as_bool() == Some(true) {
-        return Projected::none(
+        return unread(
             ErrorCode::PdfEncrypted,
-            "the PDF is encrypted with a user password (or a method the reader lacks); only the body is written",
+            "the PDF is encrypted with a user password (or a method the reader lacks); only the body is written".to_string(),
         );
     }
     let empty = Vec::new();
@@ -278,13 +294,7 @@ pub fn from_report(r: &Value, url: &url::Url, opts: DocumentOptions) -> Projecte
         "damaged": warnings.iter().any(|w| w.code == ErrorCode::DocumentDamaged),
         "text_unreliable": unreliable,
     });
-    let trace = json!({
-        "type": "pdf",
-        "reader": "hayro (child process)",
-        "page_count": r["page_count"],
-        "pages_read": pages.len(),
-        "peak_rss_kib": r["peak_rss_kib"],
-    });
+    let trace = reader_trace(r, pages.len());
     Projected {
         projection: Some(Projection {
             text,
@@ -491,13 +501,19 @@ mod tests {
         assert_eq!(proj.content_json["pages"][1]["has_text"], false);
         assert_eq!(p.warnings[0].code, ErrorCode::DocumentTruncated);
         let locked = from_report(
-            &json!({"needs_password": true}),
+            &json!({"needs_password": true, "peak_rss_kib": 4321}),
             &url,
             DocumentOptions::default(),
         );
         assert_eq!(
             locked.unavailable.map(|u| u.0),
             Some(ErrorCode::PdfEncrypted)
+        );
+        // An unread document still says what reading it cost (the corpus bench's figure).
+        let trace = locked.trace.unwrap();
+        assert_eq!(
+            (trace["peak_rss_kib"].as_u64(), trace["pages_read"].as_u64()),
+            (Some(4321), Some(0))
         );
     }
 
