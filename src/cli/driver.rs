@@ -7,14 +7,14 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::Value;
 
-use super::reach::HostArgs;
+use super::reach::{HostArgs, Reach};
 use crate::error::AfError;
 use crate::sdk::client::Client;
 use crate::sdk::secret::Secret;
 use crate::sdk::target::Target;
 
 /// How to reach a host, and the call's bound.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct DriverArgs {
     #[command(flatten)]
     pub host: HostArgs,
@@ -38,6 +38,12 @@ impl DriverArgs {
 
     /// The resolved client and, when the host was discovered, a trace saying which.
     pub fn resolve(&self) -> Result<(Client, Option<Value>), AfError> {
+        self.check()?;
+        self.client_on(self.host.resolve()?)
+    }
+
+    /// The flags' own checks: the call's bound, and `--member`/`--profile` only with a fleet.
+    pub fn check(&self) -> Result<(), AfError> {
         if self.timeout_ms == 0 || self.timeout_ms > 3_600_000 {
             return Err(AfError::invalid(
                 "--timeout-ms must be between 1 and 3600000",
@@ -48,7 +54,14 @@ impl DriverArgs {
                 "--member and --profile pick a member of a --fleet; no fleet was given",
             ));
         }
-        let reach = self.host.resolve()?.discovered(true)?;
+        Ok(())
+    }
+
+    /// A client for the host `reach` names (resolved once by the front end, from these
+    /// flags): a local reach becomes the managed container, a fleet its member (by
+    /// `--member`, `--profile`, or load) now.
+    pub fn client_on(&self, reach: Reach) -> Result<(Client, Option<Value>), AfError> {
+        let reach = reach.discovered(true)?;
         let (endpoint, token, trace) = match reach.target {
             Target::Host(h) => (h.endpoint, h.token, reach.trace),
             Target::Fleet(f) => {

@@ -83,21 +83,29 @@ pub fn run(args: McpArgs) -> Option<Event> {
         Ok(r) => r,
         Err(e) => return Some(super::error_event(e, None)),
     };
-    let client_args = args.clone();
-    let host_args = args.clone();
+    // The host tools reach the same target; a local one becomes the managed container, and
+    // a fleet its member, per call, as the CLI's driver commands do.
+    let driver = driver_args(&args);
+    let (client_driver, client_reach) = (driver.clone(), reach.clone());
+    let host_reach = reach.clone();
+    let local = args.host.is_local();
     let config = McpConfig {
         text_budget,
         image_max_bytes: args.image_max_bytes,
         resolve_fetch: Arc::new(move |spec| super::fetch::resolve_on(spec, &reach)),
         resolve_client: Arc::new(move || {
-            if client_args.host.is_local() {
+            if local {
                 return Ok(None);
             }
-            driver_args(&client_args)
-                .resolve()
+            client_driver.check()?;
+            client_driver
+                .client_on(client_reach.clone())
                 .map(|(client, _)| Some(client))
         }),
-        resolve_host: Arc::new(move || driver_args(&host_args).resolve().map(|(c, _)| c)),
+        resolve_host: Arc::new(move || {
+            driver.check()?;
+            driver.client_on(host_reach.clone()).map(|(c, _)| c)
+        }),
         allow_cdp: args.allow_cdp,
         egress: Some(egress),
     };
@@ -117,7 +125,10 @@ pub fn run(args: McpArgs) -> Option<Event> {
     }
 }
 
-/// The thin commands' host arguments (endpoint, token; discovery when no endpoint).
+/// The thin commands' host arguments (endpoint, token; discovery when no endpoint), for
+/// their checks and their member routing; the host itself is the server's one [`Reach`].
+///
+/// [`Reach`]: super::reach::Reach
 fn driver_args(args: &McpArgs) -> DriverArgs {
     DriverArgs {
         host: args.host.clone(),

@@ -41,10 +41,14 @@ mod served {
     use crate::sdk::client::Client;
     use crate::sdk::endpoint::Endpoint;
     use crate::sdk::secret::Secret;
+    use crate::sdk::target::{HostTarget, Target};
 
     /// What the host keeps of its `/mcp` once the listener is bound.
     pub struct McpLink {
-        own: Arc<OnceLock<Endpoint>>,
+        /// The server's one target, this host (set once, when the listener is bound).
+        own: Arc<OnceLock<HostTarget>>,
+        /// The host's token, which the server's own calls send.
+        token: Option<Secret>,
         area: Arc<ArtifactArea>,
         served: bool,
         /// The results' limits, for the ready document.
@@ -70,7 +74,11 @@ mod served {
                 }
                 None => local.to_string(),
             };
-            let _ = self.own.set(Endpoint::parse(&url)?);
+            let _ = self.own.set(HostTarget {
+                endpoint: Endpoint::parse(&url)?,
+                token: self.token.clone(),
+                replay_args: Vec::new(),
+            });
             let pruner = area::spawn_pruner(Arc::clone(&self.area), |pruned| {
                 log(
                     Level::Info,
@@ -110,19 +118,18 @@ mod served {
             Ok(area) => Arc::new(area),
             Err(e) => return (state, Err(e)),
         };
-        let own: Arc<OnceLock<Endpoint>> = Arc::new(OnceLock::new());
+        // The target is resolved once, at bind; every tool reaches it, fetches included.
+        let own: Arc<OnceLock<HostTarget>> = Arc::new(OnceLock::new());
         let token: Option<Secret> = token.map(|t| t.secret().clone());
         let client = {
             let own = Arc::clone(&own);
-            let token = token.clone();
             move || -> Result<Client, AfError> {
-                let ep = own.get().cloned().ok_or_else(not_ready)?;
-                Ok(Client::new(ep).with_token(token.clone()))
+                let t = own.get().cloned().ok_or_else(not_ready)?;
+                Ok(Client::new(t.endpoint).with_token(t.token))
             }
         };
         let fetch_own = Arc::clone(&own);
         let profile_store = crate::profile::profiles_root(env).ok();
-        let fetch_token = token.clone();
         let client_for_docs = client.clone();
         let config = McpConfig {
             text_budget: Budget {
@@ -135,8 +142,8 @@ mod served {
                 if let Some(root) = &profile_store {
                     request = request.with_profile_store(root.clone());
                 }
-                let ep = fetch_own.get().cloned().ok_or_else(not_ready)?;
-                Ok(request.on_host(ep, fetch_token.clone(), Vec::new()))
+                let target = fetch_own.get().cloned().ok_or_else(not_ready)?;
+                Ok(request.with_target(Target::Host(target)))
             }),
             resolve_client: Arc::new(move || client_for_docs().map(Some)),
             resolve_host: Arc::new(client),
@@ -155,6 +162,7 @@ mod served {
             state,
             Ok(McpLink {
                 own,
+                token,
                 area,
                 served,
                 limits,
