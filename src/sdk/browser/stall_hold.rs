@@ -80,6 +80,10 @@ struct Held {
 }
 
 type Probe<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+type Sent<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// How long one command to the browser may take.
+const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What [`hold`] knows of the page's hosts.
 struct Holder<'a> {
@@ -92,6 +96,11 @@ struct Holder<'a> {
     held: HashMap<String, Held>,
     answered: BTreeSet<String>,
     cut: BTreeSet<String>,
+    /// Probes under way, each giving its host.
+    probes: FuturesUnordered<Probe<'a>>,
+    /// Commands sent and not answered yet: the loop never waits on one, so a page with a
+    /// hundred scripts is not decided one round trip at a time.
+    sends: FuturesUnordered<Sent<'a>>,
 }
 
 /// Decide on every paused script and stylesheet of the tab, for the whole fetch (never
@@ -118,21 +127,19 @@ pub async fn hold<'a>(
         held: HashMap::new(),
         answered: BTreeSet::new(),
         cut: BTreeSet::new(),
+        probes: FuturesUnordered::new(),
+        sends: FuturesUnordered::new(),
     };
-    let mut probes: FuturesUnordered<Probe<'a>> = FuturesUnordered::new();
     loop {
         let due = h.held.values().map(|x| x.since + x.window).min();
         tokio::select! {
             ev = paused.recv() => match ev {
-                Some(ev) => {
-                    if let Some(p) = h.on_paused(&ev).await {
-                        probes.push(p);
-                    }
-                }
+                Some(ev) => h.on_paused(&ev),
                 None => std::future::pending::<()>().await,
             },
-            Some(host) = probes.next(), if !probes.is_empty() => h.release(&host).await,
-            () = sleep_until(due), if due.is_some() => h.cut_due().await,
+            Some(host) = h.probes.next(), if !h.probes.is_empty() => h.release(&host),
+            Some(()) = h.sends.next(), if !h.sends.is_empty() => {}
+            () = sleep_until(due), if due.is_some() => h.cut_due(),
         }
     }
 }
@@ -144,8 +151,8 @@ async fn sleep_until(at: Option<Instant>) {
 }
 
 impl<'a> Holder<'a> {
-    /// Decide on one paused request; a new host's probe is returned to be awaited.
-    async fn on_paused(&mut self, ev: &Value) -> Option<Probe<'a>> {
+    /// Decide on one paused request (a new host's probe joins the ones under way).
+    fn on_paused(&mut self, ev: &Value) {
         let url = ev["request"]["url"].as_str().unwrap_or("");
         let host = host_of(url);
         let paused = Paused {
@@ -160,17 +167,15 @@ impl<'a> Holder<'a> {
             (site, st.network.host_answered(&host), blocked)
         };
         if is_first_party(url, site.as_deref()) || answered || self.answered.contains(&host) {
-            self.go_on(&paused).await;
-            return None;
+            return self.go_on(&paused);
         }
         if self.cut.contains(&host) || blocked {
-            self.fail(&host, vec![paused], None).await;
-            return None;
+            return self.fail(&host, vec![paused], None);
         }
         lock(self.state).network.hold(&paused.network_id);
         if let Some(held) = self.held.get_mut(&host) {
             held.requests.push(paused);
-            return None;
+            return;
         }
         self.held.insert(
             host.clone(),
@@ -180,7 +185,8 @@ impl<'a> Holder<'a> {
                 window: self.window_now(),
             },
         );
-        Some(self.probe(host, url.to_string(), ev["frameId"].clone()))
+        let probe = self.probe(host, url.to_string(), ev["frameId"].clone());
+        self.probes.push(probe);
     }
 
     /// The window for a host held now: halved once a host was cut in this fetch (third
@@ -218,25 +224,24 @@ impl<'a> Holder<'a> {
     }
 
     /// The probe of `host` answered (or could not be made): let its held requests go.
-    async fn release(&mut self, host: &str) {
+    fn release(&mut self, host: &str) {
         let Some(held) = self.held.remove(host) else {
             return;
         };
         self.answered.insert(host.to_string());
         for p in &held.requests {
-            self.go_on(p).await;
+            self.go_on(p);
         }
     }
 
-    async fn go_on(&self, p: &Paused) {
+    fn go_on(&mut self, p: &Paused) {
         lock(self.state).network.release(&p.network_id);
         let params = json!({"requestId": p.fetch_id});
-        // A request the page dropped meanwhile needs nothing.
-        let _ = self.send("Fetch.continueRequest", params).await;
+        self.send("Fetch.continueRequest", params);
     }
 
     /// Cut every host whose window has passed.
-    async fn cut_due(&mut self) {
+    fn cut_due(&mut self) {
         let now = Instant::now();
         let due: Vec<String> = self
             .held
@@ -246,14 +251,14 @@ impl<'a> Holder<'a> {
             .collect();
         for host in due {
             if let Some(held) = self.held.remove(&host) {
-                self.fail(&host, held.requests, Some(held.window)).await;
+                self.fail(&host, held.requests, Some(held.window));
             }
         }
     }
 
     /// Fail `requests` of `host` as cut; `new_cut` (its window) when the host is cut now (a
     /// round in the trace, the host blocked for the page's later requests).
-    async fn fail(&mut self, host: &str, requests: Vec<Paused>, new_cut: Option<Duration>) {
+    fn fail(&mut self, host: &str, requests: Vec<Paused>, new_cut: Option<Duration>) {
         // Recorded first: the browser reports the failure before it answers the command.
         let ids: BTreeSet<String> = requests.iter().map(|p| p.network_id.clone()).collect();
         let round = new_cut.map(|w| self.round(host, &requests, w));
@@ -264,7 +269,7 @@ impl<'a> Holder<'a> {
         };
         for p in &requests {
             let params = json!({"requestId": p.fetch_id, "errorReason": "BlockedByClient"});
-            let _ = self.send("Fetch.failRequest", params).await;
+            self.send("Fetch.failRequest", params);
         }
         let changed = std::sync::Arc::clone(&lock(self.state).changed);
         changed.notify_one();
@@ -274,9 +279,7 @@ impl<'a> Holder<'a> {
                 .iter()
                 .map(|h| json!({"urlPattern": format!("*://{h}/*"), "block": true}))
                 .collect();
-            let _ = self
-                .send("Network.setBlockedURLs", json!({ "urlPatterns": patterns }))
-                .await;
+            self.send("Network.setBlockedURLs", json!({ "urlPatterns": patterns }));
         }
     }
 
@@ -296,10 +299,13 @@ impl<'a> Holder<'a> {
         })
     }
 
-    async fn send(&self, method: &str, params: Value) -> Result<Value, crate::error::AfError> {
-        self.conn
-            .send(Some(self.session), method, params, Duration::from_secs(5))
-            .await
+    /// Send a command without waiting for its answer here (a request the page dropped
+    /// meanwhile needs nothing, so an error changes nothing).
+    fn send(&mut self, method: &'static str, params: Value) {
+        let (conn, session) = (self.conn, self.session);
+        self.sends.push(Box::pin(async move {
+            let _ = conn.send(Some(session), method, params, SEND_TIMEOUT).await;
+        }));
     }
 }
 
