@@ -128,8 +128,8 @@ fn keys(outcome: &FetchOutcome, shown: &str) -> String {
     let mut out = String::new();
     if let Some(path) = outcome.file(Artifact::Links).filter(|_| has_ref(shown)) {
         out.push_str(&format!(
-            "[text][n] is entry n of links.json: read_artifact {{\"path\":{},\"unit\":\"entries\",\
-             \"offset\":n,\"limit\":1}}\n",
+            "[text][n]: read_artifact {{\"path\":{},\"unit\":\"entries\",\"offset\":n,\
+             \"limit\":1}}\n",
             json!(path)
         ));
     }
@@ -138,8 +138,8 @@ fn keys(outcome: &FetchOutcome, shown: &str) -> String {
         .filter(|_| shown.contains("[folded "))
     {
         out.push_str(&format!(
-            "[folded ...; content.md lines A..B] is in content.md: read_artifact \
-             {{\"path\":{},\"unit\":\"lines\",\"offset\":A,\"limit\":B-A}}\n",
+            "[folded ...; content.md lines A..B]: read_artifact {{\"path\":{},\
+             \"unit\":\"lines\",\"offset\":A,\"limit\":B-A}}\n",
             json!(path)
         ));
     }

@@ -87,6 +87,12 @@ impl Composer<'_> {
         };
         let src = display_url(&src);
         let title = attr_text(el, "title");
+        if zero_size(el) {
+            // Nothing of it is on screen (tracking and messaging frames): a fact of
+            // content.json, not a line of the text.
+            self.items.frame(src, title);
+            return;
+        }
         let mark = self
             .refs
             .frame(src.clone(), title.as_deref().unwrap_or_default());
@@ -161,5 +167,15 @@ pub(super) fn code_lang(el: ElementRef<'_>) -> Option<String> {
                         .all(|ch| ch.is_ascii_alphanumeric() || "+-_#.".contains(ch))
             })
             .map(str::to_string)
+    })
+}
+
+/// A frame whose `width` or `height` attribute is 0 (`0`, `0px`): it shows nothing.
+fn zero_size(el: ElementRef<'_>) -> bool {
+    ["width", "height"].iter().any(|a| {
+        el.value().attr(a).is_some_and(|v| {
+            let v = v.trim().trim_end_matches("px").trim();
+            v.parse::<f64>().is_ok_and(|n| n == 0.0)
+        })
     })
 }

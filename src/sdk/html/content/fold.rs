@@ -1,22 +1,28 @@
 //! Which blocks `lean.md` folds into one line (`[folded <nav>: 23 links, 40 words; content.md
-//! lines 4..28]`), decided by two mechanical rules over the visible DOM, never by scoring:
+//! lines 4..28]`), decided by mechanical rules over the visible DOM, never by scoring:
 //!
 //! 1. **Landmarks the author marked as not the main content**, as HTML-AAM maps elements to
 //!    ARIA landmarks: `<nav>` (navigation); `<header>` and `<footer>` when not inside
 //!    `article`, `aside`, `main`, `nav` or `section` (banner, contentinfo); `<aside>` when not
 //!    inside `article`, `aside`, `nav` or `section` (complementary); and any block whose
-//!    `role` is `navigation`, `banner`, `contentinfo` or `complementary`.
+//!    `role` is `navigation`, `banner`, `contentinfo`, `complementary` or `search`. Folded the
+//!    same way: blocks the author hid from assistive technology (`aria-hidden="true"`) and
+//!    composite widgets and windows ([`WIDGET_ROLES`]: menus, toolbars, tab lists, dialogs).
 //! 2. **Blocks made only of links**: a block whose visible text is all inside links (besides
 //!    separators such as `|`, `·` or `,`), with at least [`MIN_LINKS`] links, and nothing
 //!    else a reader acts on (no form control, frame, or image with alt text outside a link);
 //!    not inside `main` or `article` (or their roles), where the author put them among the
-//!    content, and not when every link is to a place on the page itself (`#...`: its outline).
+//!    content, and not when every link is to a named place on the page itself (`#id`: its
+//!    outline; `#` alone or `#!/...` is a script's control, not a place).
+//! 3. **A links-only block shown again**: the same links with the same text as an earlier
+//!    links-only block (a share bar above and below the article), anywhere, `main` included:
+//!    its words are already in the text once.
 //!
 //! Never folded: `main`, `article`, `body`, preformatted text, or anything holding `<main>`
-//! (or `role=main`). The composer folds only the outermost candidate, and only when the
-//! folded text is at least twice as long as the line replacing it (see `Composer`).
-//! Everything folded stays in `content.md` (the line says where) and its links in
-//! `links.json`.
+//! (or `role=main`). The composer folds only the outermost candidate, only when the folded
+//! text is at least twice as long as the line replacing it, and writes adjacent folds (only
+//! blank lines between, both at the top level) as one line (see `Composer`). Everything
+//! folded stays in `content.md` (the line says where) and its links in `links.json`.
 
 use std::collections::HashMap;
 
@@ -30,6 +36,25 @@ use super::{Block, Composer, OpenFold};
 /// Fewest links a links-only block needs to be folded.
 pub(crate) const MIN_LINKS: usize = 3;
 
+/// Roles of composite widgets and windows (WAI-ARIA): controls the page operates, not
+/// document structure, so their text is folded like a landmark's.
+const WIDGET_ROLES: [&str; 6] = [
+    "menu",
+    "menubar",
+    "toolbar",
+    "tablist",
+    "dialog",
+    "alertdialog",
+];
+
+/// Whether `href` goes to a named place on this page (`#id`, an outline entry): not `#`
+/// alone or empty (a script's control) and not `#!`/`#/` (a script's route).
+fn in_page(href: &str) -> bool {
+    href.trim()
+        .strip_prefix('#')
+        .is_some_and(|f| !f.is_empty() && !f.starts_with(['!', '/']))
+}
+
 /// A block the lean text folds, and what its line says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fold {
@@ -42,21 +67,45 @@ pub(crate) struct Fold {
 }
 
 impl Fold {
-    /// The fold line without its `content.md` range (the renderer adds it).
-    pub(crate) fn label(&self) -> String {
-        let what = match &self.landmark {
-            Some(l) => format!("{l}: "),
-            None => String::new(),
-        };
-        let s = |n: usize| if n == 1 { "" } else { "s" };
-        format!(
-            "[folded {what}{} link{}, {} word{}; ",
-            self.links,
-            s(self.links),
-            self.words,
-            s(self.words)
-        )
+    /// What the fold line calls it: its landmark, or `links` for a links-only block.
+    fn kind(&self) -> &str {
+        self.landmark.as_deref().unwrap_or("links")
     }
+}
+
+/// The fold line of `parts` (one block, or adjacent blocks folded as one) without its
+/// `content.md` range (the renderer adds it).
+pub(crate) fn label(parts: &[Fold]) -> String {
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    let links: usize = parts.iter().map(|f| f.links).sum();
+    let words: usize = parts.iter().map(|f| f.words).sum();
+    let what = match parts {
+        [one] => one.landmark.as_ref().map(|l| format!("{l}: ")),
+        _ => {
+            let mut kinds: Vec<&str> = Vec::new();
+            for f in parts {
+                if !kinds.contains(&f.kind()) {
+                    kinds.push(f.kind());
+                }
+            }
+            Some(format!("{} blocks ({}): ", parts.len(), kinds.join(", ")))
+        }
+    };
+    format!(
+        "[folded {}{links} link{}, {words} word{}; ",
+        what.unwrap_or_default(),
+        s(links),
+        s(words)
+    )
+}
+
+/// A fold just written at the top level: the next one may join it when only blank lines
+/// come between (see `Composer::start_fold`).
+pub(super) struct LastFold {
+    open: OpenFold,
+    /// Where its line's marker starts in `out`, and where the fold ends.
+    line_at: usize,
+    end: usize,
 }
 
 /// Room the fold line's `content.md lines A..B]` takes after its label, at most.
@@ -78,6 +127,11 @@ impl Composer<'_> {
             return false;
         };
         self.flush_line();
+        if let Some(mut open) = self.rejoin() {
+            open.parts.push(plan.clone());
+            self.fold = Some(open);
+            return true;
+        }
         let k = self.folds_made;
         let start = self.out.len();
         self.out.push_str(&fold_markers(k)[0]);
@@ -90,9 +144,26 @@ impl Composer<'_> {
             k,
             start,
             used,
-            label: plan.label(),
+            parts: vec![plan.clone()],
         });
         true
+    }
+
+    /// The last fold, reopened, when only blank lines were written since it and both it and
+    /// the block starting now are at the top level (not in a list or quote): adjacent
+    /// folded blocks make one line, not one each.
+    fn rejoin(&mut self) -> Option<OpenFold> {
+        let last = self.last_fold.take()?;
+        let blank = self
+            .out
+            .get(last.end..)
+            .is_some_and(|s| s.trim().is_empty());
+        if !blank || !self.blocks.is_empty() || last.line_at > self.out.len() {
+            return None;
+        }
+        self.out.truncate(last.line_at);
+        self.folds_made -= 1;
+        Some(last.open)
     }
 
     /// End the open fold: its line after the block, or no fold at all when the block's
@@ -104,21 +175,28 @@ impl Composer<'_> {
         self.flush_line();
         let [s, m, n, e] = fold_markers(open.k);
         let folded = self.out.len() - open.start - s.len();
-        if folded < 2 * (open.label.len() + RANGE_LEN) {
+        let label = label(&open.parts);
+        if folded < 2 * (label.len() + RANGE_LEN) {
             self.out.replace_range(open.start..open.start + s.len(), "");
             return;
         }
+        let line_at = self.out.len();
         self.out.push_str(&m);
-        for (b, was) in self.blocks.iter_mut().zip(open.used) {
+        for (b, was) in self.blocks.iter_mut().zip(&open.used) {
             if let Block::Item { used, .. } = b {
-                *used = was;
+                *used = *was;
             }
         }
         self.need_blank = !self.in_item();
-        self.write_line(&format!("{}{n}]", open.label));
+        self.write_line(&format!("{label}{n}]"));
         self.out.push_str(&e);
         self.need_blank = !self.in_item();
         self.folds_made += 1;
+        let end = self.out.len();
+        self.last_fold = self
+            .blocks
+            .is_empty()
+            .then_some(LastFold { open, line_at, end });
     }
 }
 
@@ -143,6 +221,24 @@ struct Acc {
     main_like: bool,
     /// Inside one of those.
     in_main: bool,
+    /// Its links' targets and its text, to find a links-only block shown twice (`None`
+    /// past [`SIG_MAX`] bytes), and the number of the first leaf (text or link) inside.
+    sig: Option<String>,
+    first_leaf: Option<usize>,
+}
+
+/// Longest signature kept: a longer block is never taken for a repeat.
+const SIG_MAX: usize = 4096;
+
+/// Append `more` to a signature, or give it up past [`SIG_MAX`].
+fn extend(sig: &mut Option<String>, more: &str) {
+    if let Some(s) = sig {
+        if s.len() + more.len() > SIG_MAX {
+            *sig = None;
+        } else {
+            s.push_str(more);
+        }
+    }
 }
 
 /// The blocks of `root` that rule 1 or 2 folds, by node (outermost and nested alike).
@@ -153,10 +249,19 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
     let (mut hf_scopes, mut aside_scopes, mut in_link) = (0usize, 0usize, 0usize);
     // Open `main`/`article` elements: their links-only blocks are not folded.
     let mut in_main = 0usize;
+    // Links-only blocks met, by signature: the first leaf of the first one.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut leaves = 0usize;
     walk(root, |ev| match ev {
         Event::Open(el) => {
             let mut acc = open(el, hf_scopes, aside_scopes, in_link);
             acc.in_main = in_main > 0;
+            if acc.link {
+                leaves += 1;
+                acc.first_leaf = Some(leaves);
+                let href = el.value().attr("href").unwrap_or_default();
+                extend(&mut acc.sig, &format!("\u{1}{}\u{1}", href.trim()));
+            }
             in_main += usize::from(acc.main_like);
             hf_scopes += usize::from(acc.scopes.0);
             aside_scopes += usize::from(acc.scopes.1);
@@ -170,6 +275,12 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
         }
         Event::Text(t) => {
             if let Some(top) = stack.last_mut() {
+                if !t.trim().is_empty() {
+                    leaves += 1;
+                    top.first_leaf = top.first_leaf.or(Some(leaves));
+                    let words: Vec<&str> = t.split_whitespace().collect();
+                    extend(&mut top.sig, &format!(" {}", words.join(" ")));
+                }
                 top.words += t.split_whitespace().count();
                 if in_link == 0 && t.chars().any(char::is_alphanumeric) {
                     top.other = true;
@@ -190,14 +301,29 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
                 parent.words += acc.words;
                 parent.other |= acc.other;
                 parent.has_main |= acc.has_main;
+                parent.first_leaf = parent.first_leaf.or(acc.first_leaf);
+                match &acc.sig {
+                    Some(sig) => extend(&mut parent.sig, sig),
+                    None => parent.sig = None,
+                }
             }
-            let links_only =
-                !acc.other && acc.links >= MIN_LINKS && acc.in_page < acc.links && !acc.in_main;
-            if acc.eligible && !acc.has_main && (acc.landmark.is_some() || links_only) {
+            let only_links = !acc.other && acc.links >= MIN_LINKS;
+            let links_only = only_links && acc.in_page < acc.links && !acc.in_main;
+            let repeat = match (&acc.sig, acc.first_leaf) {
+                (Some(sig), Some(leaf)) if only_links => {
+                    *seen.entry(sig.clone()).or_insert(leaf) != leaf
+                }
+                _ => false,
+            };
+            if acc.eligible && !acc.has_main && (acc.landmark.is_some() || links_only || repeat) {
+                let landmark = match (acc.landmark, repeat && !links_only) {
+                    (None, true) => Some("repeat".to_string()),
+                    (l, _) => l,
+                };
                 out.insert(
                     acc.id,
                     Fold {
-                        landmark: acc.landmark,
+                        landmark,
                         links: acc.links,
                         words: acc.words,
                     },
@@ -217,9 +343,16 @@ fn open(el: ElementRef<'_>, hf_scopes: usize, aside_scopes: usize, in_link: usiz
         .map(str::to_ascii_lowercase);
     let role = role.as_deref();
     let landmark = match (role, name) {
-        (Some(r @ ("navigation" | "banner" | "contentinfo" | "complementary")), _) => {
+        _ if v
+            .attr("aria-hidden")
+            .is_some_and(|h| h.trim().eq_ignore_ascii_case("true")) =>
+        {
+            Some("aria-hidden".to_string())
+        }
+        (Some(r @ ("navigation" | "banner" | "contentinfo" | "complementary" | "search")), _) => {
             Some(format!("role={r}"))
         }
+        (Some(r), _) if WIDGET_ROLES.contains(&r) => Some(format!("role={r}")),
         (_, "nav") => Some("<nav>".to_string()),
         (_, "header" | "footer") if hf_scopes == 0 => Some(format!("<{name}>")),
         (_, "aside") if aside_scopes == 0 => Some("<aside>".to_string()),
@@ -259,12 +392,12 @@ fn open(el: ElementRef<'_>, hf_scopes: usize, aside_scopes: usize, in_link: usiz
         has_main: is_main,
         scopes: (sectioning || is_main, sectioning),
         link,
-        in_page_link: link
-            && v.attr("href")
-                .is_some_and(|h| h.trim_start().starts_with('#')),
+        in_page_link: link && v.attr("href").is_some_and(in_page),
         in_page: 0,
         main_like: is_main || name == "article" || role == Some("article"),
         in_main: false,
+        sig: Some(String::new()),
+        first_leaf: None,
     }
 }
 
@@ -334,17 +467,120 @@ mod tests {
 
     #[test]
     fn label_says_what_it_folds() {
-        let f = Fold {
+        let nav = Fold {
             landmark: Some("<nav>".into()),
             links: 1,
             words: 3,
         };
-        assert_eq!(f.label(), "[folded <nav>: 1 link, 3 words; ");
-        let f = Fold {
+        assert_eq!(
+            label(std::slice::from_ref(&nav)),
+            "[folded <nav>: 1 link, 3 words; "
+        );
+        let links = Fold {
             landmark: None,
             links: 4,
             words: 1,
         };
-        assert_eq!(f.label(), "[folded 4 links, 1 word; ");
+        assert_eq!(
+            label(std::slice::from_ref(&links)),
+            "[folded 4 links, 1 word; "
+        );
+        assert_eq!(
+            label(&[nav.clone(), links.clone(), nav]),
+            "[folded 3 blocks (<nav>, links): 6 links, 7 words; "
+        );
+    }
+
+    #[test]
+    fn hidden_from_assistive_technology_and_widgets_fold_like_landmarks() {
+        let got = folds(
+            "<div aria-hidden=true id=ah><p>Play Mute Current Time</p></div>\
+             <div aria-hidden=false id=shown><p>Text</p></div>\
+             <ul role=menubar id=mb><li>File<li>Edit</ul><div role=dialog id=d>Cookies?</div>\
+             <main><div role=toolbar id=tb><button>Bold</button></div><p>Body</p></main>",
+        );
+        let got: Vec<(&str, Option<&str>)> = got
+            .iter()
+            .map(|(id, f)| (id.as_str(), f.landmark.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ah", Some("aria-hidden")),
+                ("d", Some("role=dialog")),
+                ("mb", Some("role=menubar")),
+                ("tb", Some("role=toolbar"))
+            ]
+        );
+    }
+
+    #[test]
+    fn script_controls_are_not_an_outline() {
+        // `#` alone and `#!/route` go nowhere on the page: such a block is links-only;
+        // `#id` links are an outline, kept.
+        let got = folds(
+            "<ul id=menu><li><a href=#>Edit</a><li><a href=#>Delete</a><li><a href='#!/x'>Flag</a></ul>\
+             <ul id=toc><li><a href=#a>A</a><li><a href=#b>B</a><li><a href=#c>C</a></ul>",
+        );
+        let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["menu"]);
+        assert!(in_page("#intro") && !in_page("#") && !in_page(" #!/r") && !in_page("/a#b"));
+    }
+
+    /// `lean.md` and `content.md` of a page (through the public projection).
+    fn both(html: &str) -> (String, String) {
+        let url = url::Url::parse("https://site.test/page").unwrap();
+        let p = crate::sdk::html::project(html, &url);
+        (p.lean.unwrap().md, p.content_md)
+    }
+
+    #[test]
+    fn adjacent_folds_make_one_line_and_a_shown_again_link_bar_folds() {
+        let links = |n: usize, what: &str| {
+            (0..n)
+                .map(|i| format!("<li><a href=/{what}{i}>{what} number {i} of the site</a>"))
+                .collect::<String>()
+        };
+        let bar = format!("<ul class=share>{}</ul>", links(5, "share"));
+        let html = format!(
+            "<header><ul>{}</ul></header><nav><ul>{}</ul></nav>\
+             <main><h1>Title</h1>{bar}<p>The article text.</p>{bar}\
+             <iframe src=/px width=0 height=0></iframe><iframe src=/v title=Video></iframe></main>",
+            links(4, "section"),
+            links(3, "topic")
+        );
+        let (lean, content) = both(&html);
+        let folds: Vec<&str> = lean.lines().filter(|l| l.contains("[folded ")).collect();
+        assert_eq!(
+            folds,
+            [
+                "[folded 2 blocks (<header>, <nav>): 7 links, 42 words; content.md lines 0..8]",
+                "[folded repeat: 5 links, 30 words; content.md lines 19..24]"
+            ],
+            "{lean}\n---\n{content}"
+        );
+        // The first share bar stays (inside main, not a repeat), the article too.
+        assert!(lean.contains("- [share number 0 of the site][") && lean.contains("article text"));
+        let lines: Vec<&str> = content.lines().collect();
+        assert!(lines[0].contains("section number 0"), "{content}");
+        assert!(lines[7].contains("topic number 2"), "{content}");
+        assert!(
+            lines[19..24].iter().all(|l| l.contains("share number")),
+            "{content}"
+        );
+        // A frame 0 px wide shows nothing: no line; a real one keeps its note.
+        assert!(!content.contains("/px") && lean.contains("[iframe \"Video\"]["));
+    }
+
+    #[test]
+    fn repeats_are_found_by_links_and_text_not_by_wrappers() {
+        let got = folds(
+            "<main><div id=w1><ul id=a><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/z>Z</a></ul></div>\
+             <p>text</p><div id=w2><ul id=b><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/z>Z</a></ul></div>\
+             <ul id=c><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/q>Z</a></ul></main>",
+        );
+        let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["b", "w2"], "{got:?}");
+        assert_eq!(got[0].1.landmark.as_deref(), Some("repeat"));
     }
 }

@@ -76,13 +76,14 @@ struct Frame {
 }
 
 /// A fold being written: its number, where its start marker is in `out`, the list items'
-/// `used` flags when it started (its line takes the item's marker if the block did) and the
-/// start of its line.
+/// `used` flags when it started (its line takes the item's marker if the block did) and
+/// what it folds.
 struct OpenFold {
     k: usize,
     start: usize,
     used: Vec<bool>,
-    label: String,
+    /// The blocks it folds (more than one when adjacent folds join).
+    parts: Vec<fold::Fold>,
 }
 
 struct Pre {
@@ -116,6 +117,8 @@ struct Composer<'c> {
     /// The fold being written, and how many were made.
     fold: Option<OpenFold>,
     folds_made: usize,
+    /// The last top-level fold, which an adjacent one may join.
+    last_fold: Option<fold::LastFold>,
 }
 
 /// Compose the marked markdown view (render it with [`Refs::render`]) and collect the
@@ -142,6 +145,7 @@ pub(crate) fn compose(root: ElementRef<'_>, ctx: &DocContext<'_>) -> (String, Co
         refs: Refs::default(),
         fold: None,
         folds_made: 0,
+        last_fold: None,
     };
     if let Some(t) = ctx.title.as_deref().filter(|t| !t.is_empty()) {
         c.write_line(&format!("# {t}"));
