@@ -138,9 +138,9 @@ def bench_env():
     return env
 
 
-def start_host(env, binary=BIN):
-    """Start `afhttp host` on an ephemeral loopback port; returns (process, ready result)."""
-    host = subprocess.Popen([binary, "host", "--listen", "tcp:127.0.0.1:0"], stdout=subprocess.PIPE,
+def start_host(env, binary=BIN, args=()):
+    """Start `afhttp host` on an ephemeral loopback port (with `args`); returns (process, ready result)."""
+    host = subprocess.Popen([binary, "host", "--listen", "tcp:127.0.0.1:0", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env)
     return host, json.loads(host.stdout.readline())["result"]
 

@@ -16,6 +16,10 @@ networkidle recipe as a median over the four pages; fixed overhead (`tab_open` +
 what the caller waits for after capture) <= 25 ms median; peak PSS <= 1.15x the floor's.
 
 Usage: BENCH_BIN=target/release/afhttp BENCH_BIN_BASE=/path/to/base bench/warm_floor.py
+BENCH_POOL / BENCH_BASE_POOL: `--tab-pool` of the new / baseline host (unset: the binary's
+default), so one binary can be its own baseline with the pool on and off.
+BENCH_NOTE: a sentence about the builds, written into the summary. BENCH_RELEASE=1: the binaries are
+release builds kept outside target/release.
 """
 import json
 import os
@@ -37,6 +41,9 @@ ROOT = http_bench.ROOT
 BIN = os.environ.get("BENCH_BIN") or http_bench.BIN
 BASE = os.environ.get("BENCH_BIN_BASE")
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+POOL = os.environ.get("BENCH_POOL")
+BASE_POOL = os.environ.get("BENCH_BASE_POOL")
+NOTE = os.environ.get("BENCH_NOTE", "")
 PAGES = {"static article": "/article", "SPA": "/spa", "XHR page": "/xhr", "tall image page": "/tall"}
 TALL = ("static article", "tall image page")
 
@@ -74,15 +81,21 @@ def pss_kib(pids):
 
 
 def peak_pss(roots, argv, env):
-    """Run `argv`, sampling the PSS of `roots`' trees and the driver's; returns (wall s, peak KiB)."""
+    """Run `argv`, sampling the PSS of `roots`' trees and the driver's; returns (wall s, peak KiB,
+    the parts at the peak: each root alone, the rest of its tree (the browser), the driver)."""
     stop = threading.Event()
-    peak = [0]
+    peak = [0, {}]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
     def sample():
         while not stop.is_set():
-            pids = [q for r in roots + [proc.pid] for q in tree(r)]
-            peak[0] = max(peak[0], pss_kib(pids))
+            parts = {"driver": pss_kib(tree(proc.pid))}
+            for r in roots:
+                parts["root"] = parts.get("root", 0) + pss_kib([r])
+                parts["browser"] = parts.get("browser", 0) + pss_kib([q for q in tree(r) if q != r])
+            total = sum(parts.values())
+            if total > peak[0]:
+                peak[0], peak[1] = total, parts
             time.sleep(0.02)
 
     t = threading.Thread(target=sample)
@@ -94,7 +107,48 @@ def peak_pss(roots, argv, env):
     t.join()
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(argv)}")
-    return wall, peak[0]
+    return wall, peak[0], peak[1]
+
+
+def cpu_ticks(pids):
+    """utime + stime of `pids`, in clock ticks."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def idle_cost(pid, seconds=5.0):
+    """A host at rest: the PSS of its tree (MB) and the CPU it spends (ms per second)."""
+    time.sleep(1.0)
+    before = cpu_ticks(tree(pid))
+    time.sleep(seconds)
+    ticks = cpu_ticks(tree(pid)) - before
+    return pss_kib(tree(pid)) / 1024, ticks * 1000 / os.sysconf("SC_CLK_TCK") / seconds
+
+
+def timed_answer(argv, env):
+    """Run one `afhttp fetch`; returns (wall s to exit, its `trace.timings_ms` with
+    `after_answer`: the ms from the event on stdout to the process's exit, which a caller
+    waiting for the exit also waits for)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    lines, answered = [], None
+    for line in proc.stdout:
+        answered = time.perf_counter()
+        lines.append(line)
+    proc.wait()
+    ended = time.perf_counter()
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{b''.join(lines).decode()[:1500]}")
+    timings = dict((json.loads(lines[-1]).get("trace") or {}).get("timings_ms", {}))
+    timings["after_answer"] = (ended - answered) * 1000
+    return ended - started, timings
 
 
 def bare_chromium(tmp):
@@ -118,10 +172,11 @@ def main():
     srv = http_bench.serve()
     base_url = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-floor-")
-    host, ready = run_browser.start_host(env, BIN)
+    pool_args = lambda n: ("--tab-pool", n) if n is not None else ()  # noqa: E731
+    host, ready = run_browser.start_host(env, BIN, pool_args(POOL))
     hosts = {"new": (host, ready["endpoint_url"], BIN)}
     if BASE:
-        bhost, bready = run_browser.start_host(env, BASE)
+        bhost, bready = run_browser.start_host(env, BASE, pool_args(BASE_POOL))
         hosts["base"] = (bhost, bready["endpoint_url"], BASE)
     cdp = ready["endpoint_url"] + "/cdp"
     n = [0]
@@ -145,11 +200,12 @@ def main():
         cases[f"networkidle {name}"] = (lambda p=path: raw(p, "800"), False)
     for argv, _ in cases.values():
         run_browser.timed(argv(), env)
+    idle = {which: idle_cost(h.pid) for which, (h, _, _) in hosts.items()}
     samples, timings = {}, {}
     for _ in range(RUNS):
         for case, (argv, traced) in cases.items():
             if traced:
-                wall, t = run_browser.timed_trace(argv(), env)
+                wall, t = timed_answer(argv(), env)
                 timings.setdefault(case, []).append(t)
             else:
                 wall = run_browser.timed(argv(), env)
@@ -158,10 +214,15 @@ def main():
     # Peak PSS of the tall page: the new host's tree + driver vs the floor on a bare Chromium.
     chrome, ws = bare_chromium(tmp)
     pss = {"afhttp": [], "floor": []}
+    parts = {"afhttp": [], "floor": []}
     for _ in range(max(3, RUNS // 2)):
-        pss["afhttp"].append(peak_pss([host.pid], afhttp("new", "/tall"), env)[1])
-        pss["floor"].append(peak_pss([chrome.pid], [sys.executable, os.path.join(ROOT, "bench", "raw_cdp.py"),
-                                                     ws, base_url + "/tall", out(), "load"], env)[1])
+        _, kib, at = peak_pss([host.pid], afhttp("new", "/tall"), env)
+        pss["afhttp"].append(kib)
+        parts["afhttp"].append(at)
+        _, kib, at = peak_pss([chrome.pid], [sys.executable, os.path.join(ROOT, "bench", "raw_cdp.py"),
+                                            ws, base_url + "/tall", out(), "load"], env)
+        pss["floor"].append(kib)
+        parts["floor"].append(at)
     chrome.terminate()
     chrome.wait(timeout=15)
     for h, _, _ in hosts.values():
@@ -184,32 +245,39 @@ def main():
         floor, idle = med[f"floor {name}"], med[f"networkidle {name}"]
         idle_ratios.append(new / idle)
         basecol = f"{med[f'afhttp base {name}']:.0f} |" if BASE else "– |"
-        fixed = tmed(f"afhttp new {name}", "tab_open", "tab_setup", "tab_close")
-        fixed_base = tmed(f"afhttp base {name}", "tab_open", "tab_setup", "tab_close") if BASE else float("nan")
+        fixed = tmed(f"afhttp new {name}", "tab_open", "tab_setup", "tab_close", "after_answer")
+        fixed_base = tmed(f"afhttp base {name}", "tab_open", "tab_setup", "tab_close", "after_answer") if BASE else float("nan")
         rows.append(f"| {name} | {new:.0f} | {basecol} {floor:.0f} | {idle:.0f} | {new / floor:.2f} | {new / idle:.2f} | "
                     f"{fixed:.0f} | {fixed_base:.0f} |")
     fixed_all = statistics.median(
-        sum(t.get(k, 0) for k in ("tab_open", "tab_setup", "tab_close"))
+        sum(t.get(k, 0) for k in ("tab_open", "tab_setup", "tab_close", "after_answer"))
         for name in PAGES for t in timings[f"afhttp new {name}"])
     idle_median = statistics.median(idle_ratios)
     tall_ratios = {name: med[f"afhttp new {name}"] / med[f"floor {name}"] for name in TALL}
     pss_new, pss_floor = statistics.median(pss["afhttp"]) / 1024, statistics.median(pss["floor"]) / 1024
-    phases = ("tab_open", "tab_setup", "navigate", "wait", "capture", "tab_close", "total")
+    phases = ("tab_open", "tab_setup", "navigate", "wait", "capture", "tab_close", "total", "after_answer")
     phase_rows = "\n".join(
         f"| {case.replace('afhttp ', '')} | " + " | ".join(f"{tmed(case, k):.0f}" for k in phases) + " |"
         for case in timings)
+    def part(which, key):
+        return statistics.median(p.get(key, 0) for p in parts[which]) / 1024
+
+    pss_rows = "\n".join(
+        f"| {which} | {part(which, 'root'):.0f} | {part(which, 'browser'):.0f} | {part(which, 'driver'):.0f} | "
+        f"{statistics.median(pss[which]) / 1024:.0f} |" for which in ("afhttp", "floor"))
     stamp = http_bench.write_wall_samples("warm-floor.csv", samples)
-    binary = "release" if "/release/" in BIN else "debug"
+    binary = "release" if "/release/" in BIN or os.environ.get("BENCH_RELEASE") == "1" else "debug"
     summary = f"""## Warm fetches at the floor (issue 26)
 
 Measured {stamp} on {platform.node()} ({os.cpu_count()} cores shared with about 7 other working sessions;
 1-min load average {load_start:.1f} at the start and {load_end:.1f} at the end: absolute times are inflated,
 ratios within the run still compare like with like), Debian Chromium, the {binary} afhttp binary
-`{os.path.basename(BIN)}`{f" against the baseline build `{BASE}`" if BASE else ""}, {RUNS} runs per case, alternating,
-a whole process per fetch. "floor" is `bench/raw_cdp.py load` (new tab, navigate, load event, outerHTML,
+`{os.path.basename(BIN)}`{f" (`--tab-pool {POOL}`)" if POOL is not None else ""}{f" against the baseline build `{BASE}`" if BASE else ""}{f" (`--tab-pool {BASE_POOL}`)" if BASE and BASE_POOL is not None else ""},
+{RUNS} runs per case, alternating, a whole process per fetch. {NOTE} "floor" is `bench/raw_cdp.py load` (new tab, navigate, load event, outerHTML,
 innerText, the same full-page PNG, close; no quiet window); "networkidle" is its 800 ms mode; both on the
-new host's `/cdp`. Fixed overhead = `tab_open` + `tab_setup` + `tab_close` from `trace.timings_ms` (the new
-build closes the tab after printing, so its `tab_close` is absent: 0).
+new host's `/cdp`. Fixed overhead = `tab_open` + `tab_setup` + `tab_close` from `trace.timings_ms` + `after_answer`
+(measured by the bench: from the event on stdout to the process's exit, which a caller waiting for the exit
+waits for too; a build that closes the tab after printing has no `tab_close`, 0). "new ms" is to the exit.
 
 | Page | new ms | baseline ms | floor ms | networkidle ms | new / floor | new / networkidle | fixed overhead new ms | fixed overhead baseline ms |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -220,6 +288,16 @@ Medians of `trace.timings_ms`:
 | Case | {' | '.join(phases)} |
 | --- | {' | '.join('---' for _ in phases)} |
 {phase_rows}
+
+Where the peak PSS of the tall page is (MB, medians at each run's peak; "root" is the afhttp host process
+itself or the bare Chromium's browser process, "browser" the rest of its tree, "driver" the fetch process):
+
+| Run | root | browser | driver | total |
+| --- | --- | --- | --- | --- |
+{pss_rows}
+
+A warm host at rest (after the warm-up fetches; 1 s after the last, then 5 s): PSS of the host and its browser
+tree, and the CPU they spend: {'; '.join(f"{w} {m:.0f} MB, {c:.1f} ms CPU per s" for w, (m, c) in idle.items())}.
 
 | Target | Measured | Verdict |
 | --- | --- | --- |

@@ -277,7 +277,7 @@ fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
     config.upload_max_bytes = opts.upload_max_bytes;
     config.max_clients = opts.max_clients;
     config.max_tabs = opts.max_tabs;
-    // Ready tabs open windows of their own: a human at a headful browser would see them.
+    // Ready tabs wait in the window's tab strip: a human at a headful browser would see them.
     config.tab_pool = if opts.headless { opts.tab_pool } else { 0 };
     config.validate()?;
     Ok(config)

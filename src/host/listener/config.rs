@@ -163,9 +163,10 @@ pub struct ListenerConfig {
     pub tab_pool: usize,
 }
 
-/// The default `--tab-pool`: off until it measures faster (issue 26: at load 15-18 on two
-/// shared cores, warm fetches with 2 ready tabs took longer than without; docs/design.md).
-pub const DEFAULT_TAB_POOL: usize = 0;
+/// The default `--tab-pool`: two ready tabs in the one window (issue 26: `tab_open` 45 ms
+/// median against 121-191 ms without, and the SPA and XHR pages 0.8x the time, same
+/// release build, same run, load 13; docs/design.md, docs/benchmarks.md).
+pub const DEFAULT_TAB_POOL: usize = 2;
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
 pub const DEFAULT_MAX_CLIENTS: usize = 16;

@@ -27,6 +27,8 @@ use crate::sdk::request::Artifact;
 pub(super) struct Run<'a> {
     pub conn: &'a CdpConnection,
     pub tab: &'a Tab,
+    /// The browser's `Browser.getVersion` answer (`Null` when it has none).
+    pub version: &'a Value,
     pub state: &'a Shared,
     pub req: &'a FetchRequest,
     pub request_id: &'a str,
@@ -128,10 +130,19 @@ async fn setup(run: &Run<'_>, trace: &mut Trace) -> Result<Vec<(String, u64)>, A
         .map(|(method, params)| conn.send(Some(s), method, params, t));
     // Crash notifications; not every backend has the domain.
     let inspector = conn.send(Some(s), "Inspector.enable", json!({}), t);
-    let (enabled, _, identity, request_state, remembered) = tokio::join!(
+    // A tab this fetch opened is the one in front before it loads: a host's ready tab waits
+    // in the background of the one window, and a tab behind another is hidden (no frames,
+    // `visibilityState` hidden, a screenshot that waits seconds for a frame).
+    let front = async {
+        if run.tab.created {
+            let _ = conn.send(Some(s), "Page.bringToFront", json!({}), t).await;
+        }
+    };
+    let (enabled, _, _, identity, request_state, remembered) = tokio::join!(
         futures_util::future::try_join_all(enables),
         inspector,
-        navigate::identity(conn, s, req, t),
+        front,
+        navigate::identity(conn, s, req, run.version, t),
         navigate::install_request_state(conn, s, req, t),
         stall::block_remembered(conn, s, run.state, req, t),
     );

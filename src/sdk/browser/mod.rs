@@ -29,7 +29,7 @@ mod workers;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::error::{AfError, ErrorCode};
@@ -100,15 +100,19 @@ pub async fn fetch_in_tab(
     let t0 = Instant::now();
     let deadline = t0 + req.timeout;
     let temporary = !req.browser.takeover;
-    let opened = session::open(
-        conn,
-        req.browser.tab.as_deref(),
-        temporary,
-        req.browser.browser_discarded_after,
-        req.browser.isolated_context && !req.browser.takeover,
-        remaining(deadline),
-    )
-    .await;
+    // The browser's version (the identity is built from it) is asked beside the tab's
+    // opening, not after it: one round trip less on the way to the navigation.
+    let (opened, version) = tokio::join!(
+        session::open(
+            conn,
+            req.browser.tab.as_deref(),
+            temporary,
+            req.browser.browser_discarded_after,
+            req.browser.isolated_context && !req.browser.takeover,
+            remaining(deadline),
+        ),
+        navigate::browser_version(conn, remaining(deadline)),
+    );
     let tab = match opened {
         Ok(tab) => tab,
         Err(e) => return (Err(e), None),
@@ -120,7 +124,7 @@ pub async fn fetch_in_tab(
         tab_trace["browser_context_id"] = json!(id);
     }
     trace.set("tab", tab_trace);
-    let result = run_in_tab(conn, &tab, req, out, request_id, trace, deadline).await;
+    let result = run_in_tab(conn, &tab, &version, req, out, request_id, trace, deadline).await;
     // A takeover tab stays open for the human (and the re-fetch) unless the fetch failed.
     let end = match (req.browser.browser_discarded_after, req.browser.takeover) {
         (true, _) => None,
@@ -133,10 +137,12 @@ pub async fn fetch_in_tab(
 }
 
 /// Collect the tab's events, answer its dialogs and workers, and drive it to the outcome
-/// within `deadline`.
+/// within `deadline` (`version`: the browser's `Browser.getVersion`).
+#[allow(clippy::too_many_arguments)]
 async fn run_in_tab(
     conn: &CdpConnection,
     tab: &Tab,
+    version: &Value,
     req: &FetchRequest,
     out: &mut OutDir,
     request_id: &str,
@@ -172,6 +178,7 @@ async fn run_in_tab(
     let run = drive::Run {
         conn,
         tab,
+        version,
         state: &state,
         req,
         request_id,

@@ -61,6 +61,14 @@ pub async fn install_request_state(
     Ok(())
 }
 
+/// The browser's `Browser.getVersion` answer; `Null` when the backend does not answer it
+/// (then a tab keeps the browser's own identity).
+pub async fn browser_version(conn: &CdpConnection, t: Duration) -> Value {
+    conn.send(None, "Browser.getVersion", json!({}), t)
+        .await
+        .unwrap_or(Value::Null)
+}
+
 /// The tab's identity ([`super::identity`]): the browser's own User-Agent without its
 /// headless token (or `--user-agent`) with matching client hints. (`navigator.webdriver` is
 /// the launch's `--disable-blink-features=AutomationControlled`.)
@@ -68,14 +76,10 @@ pub async fn identity(
     conn: &CdpConnection,
     session: &str,
     req: &FetchRequest,
+    version: &Value,
     t: Duration,
 ) -> Result<Prepared, AfError> {
     let s = Some(session);
-    // Not every backend answers; then the tab keeps the browser's own identity.
-    let version = conn
-        .send(None, "Browser.getVersion", json!({}), t)
-        .await
-        .unwrap_or(Value::Null);
     let brand = super::identity::family_brand(req.browser_family.map(|b| b.as_str()));
     let plan = super::identity::plan(
         version["userAgent"].as_str().unwrap_or(""),

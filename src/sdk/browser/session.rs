@@ -170,7 +170,7 @@ async fn open_once(
         Ok(r) => r["sessionId"].as_str().unwrap_or_default().to_string(),
         Err(e) => {
             if created {
-                close_target(conn, &target_id, timeout).await;
+                close_target(conn, &target_id, timeout, true).await;
             }
             dispose_context(conn, context_id.as_deref()).await;
             return Err(match created {
@@ -225,9 +225,9 @@ async fn startup_blank_page(conn: &CdpConnection, timeout: Duration) -> Option<S
     }
 }
 
-/// Close `target_id` and wait (up to `timeout`) until the browser no longer lists it:
-/// `Target.closeTarget` answers before the target is gone.
-async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration) {
+/// Close `target_id` and, `until_gone`, wait (up to `timeout`) until the browser no longer
+/// lists it: `Target.closeTarget` answers before the target is gone.
+async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration, until_gone: bool) {
     let started = Instant::now();
     let closed = conn
         .send(
@@ -237,7 +237,7 @@ async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration) 
             timeout,
         )
         .await;
-    if closed.is_err() {
+    if closed.is_err() || !until_gone {
         return;
     }
     while started.elapsed() < timeout {
@@ -258,9 +258,15 @@ async fn close_target(conn: &CdpConnection, target_id: &str, timeout: Duration) 
 }
 
 /// Close a tab this fetch created, or detach from one it attached to.
+///
+/// After the answer ([`crate::sdk::afterwards`]) the close is not waited out: the browser
+/// has accepted it, and the caller, which already has its answer, would only wait (60-150 ms
+/// on a busy machine) for the target to leave the browser's list. A program that gets its
+/// clean-up before the fetch returns still finds the tab gone.
 pub async fn close(conn: &CdpConnection, tab: &Tab) {
     if tab.created {
-        close_target(conn, &tab.target_id, Duration::from_secs(5)).await;
+        let until_gone = !crate::sdk::afterwards::answering_first();
+        close_target(conn, &tab.target_id, Duration::from_secs(5), until_gone).await;
     } else {
         detach(conn, tab).await;
     }
