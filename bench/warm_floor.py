@@ -18,7 +18,7 @@ what the caller waits for after capture) <= 25 ms median; peak PSS <= 1.15x the 
 Usage: BENCH_BIN=target/release/afhttp BENCH_BIN_BASE=/path/to/base bench/warm_floor.py
 BENCH_POOL / BENCH_BASE_POOL: `--tab-pool` of the new / baseline host (unset: the binary's
 default), so one binary can be its own baseline with the pool on and off.
-BENCH_NOTE: a sentence about the builds, written into the summary. BENCH_RELEASE=1: the binaries are
+BENCH_NOTE: a sentence about the builds, written into the summary. BENCH_DUMP=path: the raw samples as JSON. BENCH_RELEASE=1: the binaries are
 release builds kept outside target/release.
 """
 import json
@@ -200,7 +200,7 @@ def main():
         cases[f"networkidle {name}"] = (lambda p=path: raw(p, "800"), False)
     for argv, _ in cases.values():
         run_browser.timed(argv(), env)
-    idle = {which: idle_cost(h.pid) for which, (h, _, _) in hosts.items()}
+    at_rest = {which: idle_cost(h.pid) for which, (h, _, _) in hosts.items()}
     samples, timings = {}, {}
     for _ in range(RUNS):
         for case, (argv, traced) in cases.items():
@@ -231,6 +231,10 @@ def main():
     srv.shutdown()
     load_end = os.getloadavg()[0]
 
+    if os.environ.get("BENCH_DUMP"):
+        with open(os.environ["BENCH_DUMP"], "w") as f:
+            json.dump({"samples": samples, "timings": timings, "pss": pss, "parts": parts, "at_rest": at_rest,
+                       "load": [load_start, load_end]}, f)
     med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
 
     def tmed(case, *keys):
@@ -297,7 +301,7 @@ itself or the bare Chromium's browser process, "browser" the rest of its tree, "
 {pss_rows}
 
 A warm host at rest (after the warm-up fetches; 1 s after the last, then 5 s): PSS of the host and its browser
-tree, and the CPU they spend: {'; '.join(f"{w} {m:.0f} MB, {c:.1f} ms CPU per s" for w, (m, c) in idle.items())}.
+tree, and the CPU they spend: {'; '.join(f"{w} {m:.0f} MB, {c:.1f} ms CPU per s" for w, (m, c) in at_rest.items())}.
 
 | Target | Measured | Verdict |
 | --- | --- | --- |

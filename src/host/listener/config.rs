@@ -163,9 +163,9 @@ pub struct ListenerConfig {
     pub tab_pool: usize,
 }
 
-/// The default `--tab-pool`: two ready tabs in the one window (issue 26: `tab_open` 45 ms
-/// median against 121-191 ms without, and the SPA and XHR pages 0.8x the time, same
-/// release build, same run, load 13; docs/design.md, docs/benchmarks.md).
+/// The default `--tab-pool`: two ready tabs in the one window (issue 26: `tab_open` 43-47 ms
+/// median against 98-116 without, SPA 0.81x and XHR 0.94x the time; one release build
+/// against itself with `--tab-pool 0`, same run, load 14-16; docs/design.md).
 pub const DEFAULT_TAB_POOL: usize = 2;
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
