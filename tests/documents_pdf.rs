@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::support::documents::{
-    bomb_pdf, damaged_pdf, nested_pdf, pdf_fixtures, pdftotext, typed, unmapped_pdf, word_f1,
-    DocServer,
+    bomb_pdf, damaged_pdf, nested_pdf, pdf_fixtures, pdftotext, split_content_pdf, typed,
+    unmapped_pdf, word_f1, DocServer,
 };
 use crate::support::{warning_codes, Fixture};
 
@@ -277,6 +277,28 @@ fn locked_pdf_gives_the_body_and_pdf_encrypted() {
             run.context
         );
     }
+}
+
+/// A page's content split over several streams (the reader decodes and joins them itself,
+/// one page at a time) reads as one text, with no warning.
+#[test]
+fn content_split_over_several_streams_reads_as_one() {
+    let mut docs = HashMap::new();
+    docs.insert(
+        "/split.pdf".to_string(),
+        typed("application/pdf", &split_content_pdf()),
+    );
+    let srv = DocServer::start(docs);
+    let fx = Fixture::new();
+    let run = fetch_pdf(&fx, &srv.url("/split.pdf"), &[]);
+    let r = run.result();
+    assert_eq!(
+        run.artifact_text("text_file"),
+        "The notice period is three months.\n",
+        "{}",
+        run.context
+    );
+    assert!(warning_codes(r).is_empty(), "{}", run.context);
 }
 
 /// Both executables pack their relative relocations (`DT_RELR`, build.rs): unpacked, the

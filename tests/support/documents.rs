@@ -441,6 +441,23 @@ pub fn damaged_pdf() -> Vec<u8> {
     pdf
 }
 
+/// One page whose content is an array of three streams, split between operators (a font set
+/// in the first, the text shown in the second, an empty third): the streams are read as one.
+pub fn split_content_pdf() -> Vec<u8> {
+    hand_pdf(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [5 0 R 6 0 R 7 0 R] \
+          /Resources << /Font << /F1 4 0 R >> >> >>"
+            .to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+        stream(b"BT /F1 12 Tf 72 700 Td", ""),
+        stream(b"(The notice period is three months.) Tj ET", ""),
+        stream(b"", ""),
+    ])
+}
+
 /// A PDF nested `depth` arrays deep in its page dictionary.
 pub fn nested_pdf(depth: usize) -> Vec<u8> {
     let mut page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Deep ".to_vec();
