@@ -172,7 +172,7 @@ impl<'a> Holder<'a> {
         if self.cut.contains(&host) || blocked {
             return self.fail(&host, vec![paused], None);
         }
-        lock(self.state).network.hold(&paused.network_id);
+        lock(self.state).network.hold(&paused.network_id, &host);
         if let Some(held) = self.held.get_mut(&host) {
             held.requests.push(paused);
             return;
@@ -229,6 +229,7 @@ impl<'a> Holder<'a> {
             return;
         };
         self.answered.insert(host.to_string());
+        lock(self.state).network.release_host(host);
         for p in &held.requests {
             self.go_on(p);
         }

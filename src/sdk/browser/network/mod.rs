@@ -87,6 +87,12 @@ pub struct NetworkLog {
     superseding: bool,
     /// CDP ids of requests paused for the in-place cut ([`crate::sdk::browser::stall_hold`]).
     held: HashSet<String>,
+    /// Hosts the in-place cut holds or has cut: their scripts and stylesheets are its to
+    /// decide, even before their pause arrives (the browser may queue a request it has
+    /// announced).
+    held_hosts: BTreeSet<String>,
+    /// The in-place cut has paused a request of this page.
+    holding: bool,
     /// `trace.readiness.cuts.rounds` entries of the cuts made in place.
     in_place: Vec<Value>,
 }
@@ -118,6 +124,8 @@ impl NetworkLog {
             cut_hosts: BTreeSet::new(),
             superseding: false,
             held: HashSet::new(),
+            held_hosts: BTreeSet::new(),
+            holding: false,
             in_place: Vec::new(),
         }
     }

@@ -77,7 +77,7 @@ impl NetworkLog {
         self.stall_candidates()
             .filter(|e| {
                 e.seen
-                    .is_some_and(|t| now.saturating_duration_since(t) >= window)
+                    .is_some_and(|t| now.saturating_duration_since(t) >= self.window_for(e, window))
             })
             .map(|e| Stalled {
                 host: host_of(&e.url),
@@ -103,18 +103,33 @@ impl NetworkLog {
             return None;
         }
         self.stall_candidates()
-            .filter_map(|e| e.seen)
-            .map(|t| t + window)
+            .filter_map(|e| Some(e.seen? + self.window_for(e, window)))
             .min()
+    }
+
+    /// The reload's window for `e`: doubled for a script or stylesheet once the in-place
+    /// cut is at work, since the browser queues such a request behind the ones held paused
+    /// (they fill its per-host and per-page slots) and pauses it only when they are cut;
+    /// the in-place cut then decides on it at once or within its own window.
+    fn window_for(&self, e: &entry::Entry, window: Duration) -> Duration {
+        match self.holding && matches!(e.resource_type.as_str(), "Script" | "Stylesheet") {
+            true => window * 2,
+            false => window,
+        }
     }
 
     /// Third-party requests still waiting, but not the ones the in-place cut holds paused
     /// (it cuts those itself at their window).
     fn stall_candidates(&self) -> impl Iterator<Item = &entry::Entry> {
-        let held = &self.held;
         self.waiting_third_party()
-            .filter(move |(id, _)| !held.contains(*id))
+            .filter(move |(id, e)| !self.held.contains(*id) && !self.held_host(e))
             .map(|(_, e)| e)
+    }
+
+    /// A script or stylesheet of a host the in-place cut holds or cut.
+    fn held_host(&self, e: &entry::Entry) -> bool {
+        matches!(e.resource_type.as_str(), "Script" | "Stylesheet")
+            && self.held_hosts.contains(&host_of(&e.url))
     }
 
     /// Third-party requests still waiting for their response headers, with their CDP ids
@@ -133,11 +148,12 @@ impl NetworkLog {
             })
     }
 
-    /// Whether a request the in-place cut holds paused blocks the parser or the first
-    /// render: the page is not ready before it is released or cut.
+    /// Whether a request the in-place cut holds paused (or one of a held host whose pause
+    /// has not come yet) blocks the parser or the first render: the page is not ready
+    /// before it is released or cut.
     pub fn holds_blocking(&self, parsed: bool) -> bool {
         self.waiting_third_party()
-            .filter(|(id, _)| self.held.contains(*id))
+            .filter(|(id, e)| self.held.contains(*id) || self.held_host(e))
             .any(|(_, e)| {
                 let main_frame = e.frame_id == self.main_frame;
                 let parser_waits = !parsed && main_frame;
@@ -149,9 +165,17 @@ impl NetworkLog {
             })
     }
 
-    /// The in-place cut paused request `id` (a CDP request id).
-    pub fn hold(&mut self, id: &str) {
+    /// The in-place cut paused request `id` (a CDP request id) of `host`.
+    pub fn hold(&mut self, id: &str, host: &str) {
         self.held.insert(id.to_string());
+        self.held_hosts.insert(host.to_string());
+        self.holding = true;
+    }
+
+    /// The in-place cut let every request of `host` go on (the host answered): a stall of
+    /// them after that is the reload's to cut.
+    pub fn release_host(&mut self, host: &str) {
+        self.held_hosts.remove(host);
     }
 
     /// The in-place cut let request `id` go on: its window starts again now, when it
@@ -172,6 +196,7 @@ impl NetworkLog {
         round: Option<serde_json::Value>,
     ) {
         self.cut_hosts.insert(host.to_string());
+        self.held_hosts.insert(host.to_string());
         for id in ids {
             self.held.remove(id);
         }
