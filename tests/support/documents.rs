@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One served document: its `Content-Type` (none = no header) and bytes.
 #[derive(Clone)]
@@ -148,18 +148,7 @@ pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> std::process::Ou
         .stderr(err_file.try_clone().unwrap())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e} (scripts/test.sh installs it)"));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = super::deadline::wait_within(&mut child, limit, &format!("{cmd:?}"));
     let read = |mut f: std::fs::File| {
         use std::io::Seek;
         let mut v = Vec::new();
