@@ -53,9 +53,14 @@ fn http_and_browser_project_the_same_content() {
             .cmd()
             .args(["fetch", &url, "--endpoint-url", &host.endpoint])
             .args(["--render", "always", "--wait", "load"])
+            // The projection is under test, not readiness: a loaded CI machine may take
+            // longer than the default 5 s budget to reach the load event.
+            .args(["--readiness-budget-ms", "60000"])
             .args(want)
             .run();
         assert_eq!(browser.fetch().render, "browser");
+        let readiness = &browser.event["trace"]["readiness"];
+        assert_eq!(readiness["ended_by"], "load", "{page}: {readiness}");
         let (http_md, http_json) = projections(&http);
         let (browser_md, browser_json) = projections(&browser);
         if page == "/conform/iframe" {

@@ -53,6 +53,24 @@ pub(super) async fn drive(
     let remembered = setup(run, trace).await?;
     let nav_start = *run.nav_start.get_or_init(Instant::now);
     let navigated = navigate_to(run, paused, trace).await?;
+    // A subframe's document can pause at the response stage after the main response was
+    // taken and before the navigation's `Fetch` patterns were narrowed; nobody else would
+    // continue it, and the page's load would wait on it until the budget.
+    tokio::select! {
+        r = after_navigation(run, navigated, nav_start, remembered, out, trace) => r,
+        never = navigate::continue_strays(run.conn, run.session(), paused) => match never {},
+    }
+}
+
+/// Everything after the navigation: readiness, capture, the outcome.
+async fn after_navigation(
+    run: &Run<'_>,
+    navigated: navigate::Navigated,
+    nav_start: Instant,
+    remembered: Vec<(String, u64)>,
+    out: &mut OutDir,
+    trace: &mut Trace,
+) -> Result<FetchOutcome, AfError> {
     let document = navigated.document;
     let mut warnings: Vec<Warning> = navigated.warning.into_iter().collect();
     if navigated.download && document.is_none() {

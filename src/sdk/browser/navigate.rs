@@ -205,6 +205,21 @@ pub struct Navigated {
     pub warning: Option<Warning>,
 }
 
+/// Continue every `Fetch.requestPaused` left on `paused` after [`navigate`] returned (a
+/// subframe document paused while the patterns were being narrowed). Never returns: the
+/// fetch ends it (a closed channel means the session ended, which the fetch reports).
+pub async fn continue_strays(
+    conn: &CdpConnection,
+    session: &str,
+    paused: &mut mpsc::UnboundedReceiver<Value>,
+) -> std::convert::Infallible {
+    const T: Duration = Duration::from_secs(5);
+    while let Some(ev) = paused.recv().await {
+        document::continue_paused(conn, session, &ev, T).await;
+    }
+    std::future::pending().await
+}
+
 /// Navigate the tab to the request URL. The main frame's document request and response pass
 /// through `Fetch`: a body-carrying request is rewritten there, and a response that is not
 /// HTML is read as it came ([`super::document`]).
