@@ -271,6 +271,69 @@ fn folded_blocks_are_named_by_their_lines_of_content_md_and_nothing_is_lost() {
 }
 
 #[test]
+fn chrome_inside_main_folds_by_links_only_and_repeat_and_stays_in_content_md() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = fx
+        .cmd()
+        .args([
+            "fetch",
+            &srv.url("/conform/folds-in-main"),
+            "--want",
+            "lean",
+        ])
+        .run();
+    let lean = run.artifact_text("lean_file");
+    let content = run.artifact_text("content_file");
+    let table = run.artifact_json("links_file");
+    let lines: Vec<&str> = content.lines().collect();
+    // Folded: the first box's list; then the numbered list, the list of stories and the
+    // second box whole (shown again), adjacent, so one line. Kept: the article, the headings.
+    let folds = fold_lines(&lean);
+    let kinds: Vec<&str> = folds
+        .iter()
+        .map(|(l, _, _)| l.split([':', ';']).next().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "[folded 3 links, 18 words",
+            "[folded 3 blocks (links, repeat)"
+        ],
+        "{lean}"
+    );
+    for kept in ["# Harbour bridge", "twenty minutes", "### Most read"] {
+        assert!(lean.contains(kept), "{kept} folded:\n{lean}");
+    }
+    assert_eq!(
+        lean.matches("Follow the Daily Example").count(),
+        1,
+        "{lean}"
+    );
+    // Each fold's lines of content.md hold its words and links; links.json has every link.
+    let block = |i: usize| lines[folds[i].1..folds[i].2].join("\n");
+    assert!(block(0).contains("on Instagram"), "{content}");
+    assert!(block(1).contains("2. [Council approves"), "{content}");
+    assert!(block(1).contains("riverside path"), "{content}");
+    assert!(
+        block(1).contains("### Follow the Daily Example"),
+        "{content}"
+    );
+    let (targets, _) = inline_targets(&content);
+    for t in &targets {
+        assert!(
+            table["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["url"] == *t),
+            "{t} not in links.json"
+        );
+    }
+    assert_eq!(targets.len(), 12, "{content}");
+}
+
+#[test]
 fn lean_and_links_are_want_tokens_for_the_cli_too() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();

@@ -31,6 +31,10 @@ pub fn router() -> Router {
         .route("/conform/iframe", get(|| async { html(IFRAME) }))
         .route("/conform/folds", get(|| async { html(FOLDS) }))
         .route(
+            "/conform/folds-in-main",
+            get(|| async { html(FOLDS_IN_MAIN) }),
+        )
+        .route(
             "/conform/iframe-inner",
             get(|| async { html(IFRAME_INNER) }),
         )
@@ -192,4 +196,39 @@ pub const FOLDS: &str = r##"<!doctype html>
   <li><a href="/cookies">Cookie settings</a></li><li><a href="/jobs">Work for us</a></li></ul>
 </footer>
 </body></html>
+"##;
+
+/// Chrome that sites put inside `<main>`/`<article>` without marking it: a "follow us" box
+/// (a heading and links) above the article and again below it, a numbered "most read" list
+/// (`1.`, `2.` outside the links), and a list of other stories. `lean.md` folds the lists
+/// (links only, wherever they are) and the second box (a repeat); the article stays (see
+/// `tests/mcp/lean.rs`).
+pub const FOLDS_IN_MAIN: &str = r##"<!doctype html>
+<html lang="en"><head><title>Folds in main</title></head>
+<body><main><article>
+<h1>Harbour bridge opens to traffic</h1>
+<div class="follow"><h3>Follow the Daily Example</h3><ul>
+  <li><a href="/follow/fb">Follow the Daily Example on Facebook</a></li>
+  <li><a href="/follow/tw">Follow the Daily Example on Twitter</a></li>
+  <li><a href="/follow/ig">Follow the Daily Example on Instagram</a></li>
+</ul></div>
+<p>The new harbour bridge opened to traffic on Monday after four years of construction work.</p>
+<p>Engineers said the crossing would cut the journey into town by twenty minutes.</p>
+<h3>Most read</h3>
+<ol class="most-read">
+  <li>1. <a href="/r/1">Heatwave breaks records across the region</a></li>
+  <li>2. <a href="/r/2">Council approves the harbour budget</a></li>
+  <li>3. <a href="/r/3">Local team wins the championship final</a></li>
+</ol>
+<ul class="related">
+  <li><a href="/s/1">Ferry timetable changes for the summer season</a></li>
+  <li><a href="/s/2">Why the old swing bridge was finally retired</a></li>
+  <li><a href="/s/3">Cyclists welcome the new riverside path</a></li>
+</ul>
+<div class="follow"><h3>Follow the Daily Example</h3><ul>
+  <li><a href="/follow/fb">Follow the Daily Example on Facebook</a></li>
+  <li><a href="/follow/tw">Follow the Daily Example on Twitter</a></li>
+  <li><a href="/follow/ig">Follow the Daily Example on Instagram</a></li>
+</ul></div>
+</article></main></body></html>
 "##;

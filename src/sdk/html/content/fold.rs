@@ -9,14 +9,15 @@
 //!    same way: blocks the author hid from assistive technology (`aria-hidden="true"`) and
 //!    composite widgets and windows ([`WIDGET_ROLES`]: menus, toolbars, tab lists, dialogs).
 //! 2. **Blocks made only of links**: a block whose visible text is all inside links (besides
-//!    separators such as `|`, `·` or `,`), with at least [`MIN_LINKS`] links, and nothing
-//!    else a reader acts on (no form control, frame, or image with alt text outside a link);
-//!    not inside `main` or `article` (or their roles), where the author put them among the
-//!    content, and not when every link is to a named place on the page itself (`#id`: its
-//!    outline; `#` alone or `#!/...` is a script's control, not a place).
-//! 3. **A links-only block shown again**: the same links with the same text as an earlier
-//!    links-only block (a share bar above and below the article), anywhere, `main` included:
-//!    its words are already in the text once.
+//!    separators: text without a letter, such as `|`, `·`, `,` or an ordered list's `1.`),
+//!    with at least [`MIN_LINKS`] links, and nothing else a reader acts on (no form control,
+//!    frame, or image with alt text outside a link); anywhere, `main` and `article` included
+//!    (menus, share bars and lists of other articles sit inside them on most sites), but not
+//!    when every link is to a named place on the page itself (`#id`: its outline; `#` alone
+//!    or `#!/...` is a script's control, not a place).
+//! 3. **A block shown again**: a block with at least [`MIN_LINKS`] links whose links and text
+//!    are the same as an earlier block's (a share bar or a "follow us" box with its heading
+//!    above and below the article), anywhere: its words are already in the text once.
 //!
 //! Never folded: `main`, `article`, `body`, preformatted text, or anything holding `<main>`
 //! (or `role=main`). The composer folds only the outermost candidate, only when the folded
@@ -217,10 +218,6 @@ struct Acc {
     /// A link to a place on this page (`href="#..."`), and how many such links are inside.
     in_page_link: bool,
     in_page: usize,
-    /// `main`, `article` (or their roles).
-    main_like: bool,
-    /// Inside one of those.
-    in_main: bool,
     /// Its links' targets and its text, to find a links-only block shown twice (`None`
     /// past [`SIG_MAX`] bytes), and the number of the first leaf (text or link) inside.
     sig: Option<String>,
@@ -247,22 +244,18 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
     let mut stack: Vec<Acc> = Vec::new();
     // Open scopes: (header/footer scopes, aside scopes); links open.
     let (mut hf_scopes, mut aside_scopes, mut in_link) = (0usize, 0usize, 0usize);
-    // Open `main`/`article` elements: their links-only blocks are not folded.
-    let mut in_main = 0usize;
     // Links-only blocks met, by signature: the first leaf of the first one.
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut leaves = 0usize;
     walk(root, |ev| match ev {
         Event::Open(el) => {
             let mut acc = open(el, hf_scopes, aside_scopes, in_link);
-            acc.in_main = in_main > 0;
             if acc.link {
                 leaves += 1;
                 acc.first_leaf = Some(leaves);
                 let href = el.value().attr("href").unwrap_or_default();
                 extend(&mut acc.sig, &format!("\u{1}{}\u{1}", href.trim()));
             }
-            in_main += usize::from(acc.main_like);
             hf_scopes += usize::from(acc.scopes.0);
             aside_scopes += usize::from(acc.scopes.1);
             in_link += usize::from(acc.link);
@@ -282,7 +275,7 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
                     extend(&mut top.sig, &format!(" {}", words.join(" ")));
                 }
                 top.words += t.split_whitespace().count();
-                if in_link == 0 && t.chars().any(char::is_alphanumeric) {
+                if in_link == 0 && t.chars().any(char::is_alphabetic) {
                     top.other = true;
                 }
             }
@@ -291,7 +284,6 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
             let Some(acc) = stack.pop() else {
                 return;
             };
-            in_main -= usize::from(acc.main_like);
             hf_scopes -= usize::from(acc.scopes.0);
             aside_scopes -= usize::from(acc.scopes.1);
             in_link -= usize::from(acc.link);
@@ -307,16 +299,15 @@ pub(crate) fn plan(root: ElementRef<'_>) -> HashMap<NodeId, Fold> {
                     None => parent.sig = None,
                 }
             }
-            let only_links = !acc.other && acc.links >= MIN_LINKS;
-            let links_only = only_links && acc.in_page < acc.links && !acc.in_main;
+            let links_only = !acc.other && acc.links >= MIN_LINKS && acc.in_page < acc.links;
             let repeat = match (&acc.sig, acc.first_leaf) {
-                (Some(sig), Some(leaf)) if only_links => {
+                (Some(sig), Some(leaf)) if acc.links >= MIN_LINKS => {
                     *seen.entry(sig.clone()).or_insert(leaf) != leaf
                 }
                 _ => false,
             };
             if acc.eligible && !acc.has_main && (acc.landmark.is_some() || links_only || repeat) {
-                let landmark = match (acc.landmark, repeat && !links_only) {
+                let landmark = match (acc.landmark, repeat) {
                     (None, true) => Some("repeat".to_string()),
                     (l, _) => l,
                 };
@@ -394,8 +385,6 @@ fn open(el: ElementRef<'_>, hf_scopes: usize, aside_scopes: usize, in_link: usiz
         link,
         in_page_link: link && v.attr("href").is_some_and(in_page),
         in_page: 0,
-        main_like: is_main || name == "article" || role == Some("article"),
-        in_main: false,
         sig: Some(String::new()),
         first_leaf: None,
     }
@@ -541,7 +530,10 @@ mod tests {
                 .map(|i| format!("<li><a href=/{what}{i}>{what} number {i} of the site</a>"))
                 .collect::<String>()
         };
-        let bar = format!("<ul class=share>{}</ul>", links(5, "share"));
+        let bar = format!(
+            "<div class=share><h4>Share this story</h4><ul>{}</ul></div>",
+            links(5, "share")
+        );
         let html = format!(
             "<header><ul>{}</ul></header><nav><ul>{}</ul></nav>\
              <main><h1>Title</h1>{bar}<p>The article text.</p>{bar}\
@@ -555,32 +547,77 @@ mod tests {
             folds,
             [
                 "[folded 2 blocks (<header>, <nav>): 7 links, 42 words; content.md lines 0..8]",
-                "[folded repeat: 5 links, 30 words; content.md lines 19..24]"
+                "[folded 5 links, 30 words; content.md lines 13..18]",
+                "[folded repeat: 5 links, 33 words; content.md lines 21..28]"
             ],
             "{lean}\n---\n{content}"
         );
-        // The first share bar stays (inside main, not a repeat), the article too.
-        assert!(lean.contains("- [share number 0 of the site][") && lean.contains("article text"));
+        // The first bar's list folds (links only, `main` included), its heading stays; the
+        // second bar, heading and all, is a repeat. The article stays.
+        assert!(lean.contains("#### Share this story") && lean.contains("article text"));
+        assert_eq!(lean.matches("Share this story").count(), 1, "{lean}");
         let lines: Vec<&str> = content.lines().collect();
         assert!(lines[0].contains("section number 0"), "{content}");
         assert!(lines[7].contains("topic number 2"), "{content}");
         assert!(
-            lines[19..24].iter().all(|l| l.contains("share number")),
+            lines[13..18].iter().all(|l| l.contains("share number")),
             "{content}"
         );
+        assert!(lines[21].contains("Share this story"), "{content}");
+        assert!(lines[27].contains("share number 4"), "{content}");
         // A frame 0 px wide shows nothing: no line; a real one keeps its note.
         assert!(!content.contains("/px") && lean.contains("[iframe \"Video\"]["));
     }
 
     #[test]
     fn repeats_are_found_by_links_and_text_not_by_wrappers() {
+        // Outlines (`#id` links) are kept, so only the repeat rule can fold these.
         let got = folds(
-            "<main><div id=w1><ul id=a><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/z>Z</a></ul></div>\
-             <p>text</p><div id=w2><ul id=b><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/z>Z</a></ul></div>\
-             <ul id=c><li><a href=/x>X</a><li><a href=/y>Y</a><li><a href=/q>Z</a></ul></main>",
+            "<main><div id=w1><ul id=a><li><a href=#x>X</a><li><a href=#y>Y</a><li><a href=#z>Z</a></ul></div>\
+             <p>text</p><div id=w2><ul id=b><li><a href=#x>X</a><li><a href=#y>Y</a><li><a href=#z>Z</a></ul></div>\
+             <ul id=c><li><a href=#x>X</a><li><a href=#y>Y</a><li><a href=#q>Z</a></ul></main>",
         );
         let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(ids, ["b", "w2"], "{got:?}");
         assert_eq!(got[0].1.landmark.as_deref(), Some("repeat"));
+    }
+
+    #[test]
+    fn a_block_with_text_and_links_shown_again_is_a_repeat() {
+        // A "follow us" box (a heading and three links) above and below the article: the
+        // second is a repeat; a box with the same links but other text is not.
+        let boxed = |id: &str, head: &str, tail: &str| {
+            format!(
+                "<div id={id}><h3>{head}</h3><p><a href=/fb>Facebook</a> \
+                 <a href=/tw>Twitter</a> <a href=/ig>Instagram</a> {tail}</p></div>"
+            )
+        };
+        let got = folds(&format!(
+            "<article>{}<p>Body text.</p>{}{}</article>",
+            boxed("one", "Follow us", "and more"),
+            boxed("two", "Follow us", "and more"),
+            boxed("three", "Follow them", "too")
+        ));
+        let got: Vec<(&str, Option<&str>)> = got
+            .iter()
+            .map(|(id, f)| (id.as_str(), f.landmark.as_deref()))
+            .collect();
+        // The second box's paragraph is a repeat too; only the outermost block folds.
+        assert_eq!(got, [("p", Some("repeat")), ("two", Some("repeat"))]);
+    }
+
+    #[test]
+    fn links_only_blocks_fold_inside_main_and_numbers_are_separators() {
+        // A menu inside `<main>` and a numbered list of topics (`1.` is no word) fold; a
+        // list with words outside its links stays.
+        let got = folds(
+            "<main><ul id=menu><li><a href=/a>Apps</a><li><a href=/b>Books</a>\
+             <li><a href=/c>Cars</a></ul><ol id=top><li>1. <a href=/s>Snoring</a>\
+             <li>2. <a href=/f>Flakka</a><li>3. <a href=/t>Testosterone</a></ol>\
+             <ul id=prose><li>See <a href=/a>Apps</a><li>or <a href=/b>Books</a>\
+             <li>or <a href=/c>Cars</a></ul></main>",
+        );
+        let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["menu", "top"], "{got:?}");
     }
 }
