@@ -20,7 +20,11 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "afhttp")
+BIN = os.environ.get("BENCH_BIN") or os.path.join(ROOT, "target", "release", "afhttp")
+# BENCH_BIN_BASE: a second afhttp build run beside BIN (`--render none`, 50 KB page) in the same
+# run; BENCH_NOTE: a sentence about the builds for the summary.
+BASE = os.environ.get("BENCH_BIN_BASE")
+NOTE = os.environ.get("BENCH_NOTE", "")
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 
 
@@ -173,6 +177,7 @@ def main():
     srv = serve()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     tmp = tempfile.mkdtemp(prefix="afhttp-bench-")
+    load_start = os.getloadavg()[0]
     env_note = f"{platform.node()} {platform.machine()} {os.cpu_count()} cores, {RUNS} runs per case"
 
     def out(i, name):
@@ -189,6 +194,8 @@ def main():
         "afhttp --render none (50 KB page)": lambda i: [BIN, "fetch", base + "/article", "--render", "none", "--out", out(i, "none")],
         "afhttp --render auto --want content (50 KB page)": lambda i: [BIN, "fetch", base + "/article", "--render", "auto", "--want", "content", "--out", out(i, "auto")],
     }
+    if BASE:
+        cases["baseline afhttp --render none (50 KB page)"] = lambda i: [BASE, "fetch", base + "/article", "--render", "none", "--out", out(i, "base")]
     small = bench(cases, RUNS)
     started_browser = browser_processes() > before
     big_cases = {
@@ -216,6 +223,11 @@ def main():
     r_big = med(big["afhttp --render none (50 MB body)"]) / med(big["curl -o (50 MB body)"])
     rss_small = peak(small["afhttp --render none (50 KB page)"])
     rss_big = peak(big["afhttp --render none (50 MB body)"])
+    load_end = os.getloadavg()[0]
+    base_row = ""
+    if BASE:
+        r_base = med(small["baseline afhttp --render none (50 KB page)"]) / c
+        base_row = f"| baseline build `--render none` vs `curl -o`, 50 KB page (informational) | {r_base:.2f} | — |\n"
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
@@ -237,8 +249,10 @@ def main():
     table = "\n".join(f"| {n} | {m:.1f} | {p10:.1f} | {rss:.1f} | {k} |" for n, m, p10, rss, k in rows)
     summary = f"""## HTTP path (issue: foundation)
 
-Measured {stamp} on {env_note}. Baseline: `curl -s -o FILE` against the same local server in
-the same run, cases alternating. Rerun with `make bench` (`BENCH_RUNS` sets the run count).
+Measured {stamp} on {env_note}; 1-min load average {load_start:.1f} at the start and {load_end:.1f} at the end.
+Baseline: `curl -s -o FILE` against the same local server in the same run, cases alternating.
+Rerun with `make bench` (`BENCH_RUNS` sets the run count; `BENCH_BIN_BASE` adds another build).
+{NOTE}
 
 | Case | median ms | p10 ms | peak RSS MiB | runs |
 | --- | --- | --- | --- | --- |
@@ -252,7 +266,7 @@ the same run, cases alternating. Rerun with `make bench` (`BENCH_RUNS` sets the 
 | peak RSS, 50 KB page ≤ 25 MiB | {rss_small:.1f} MiB | {verdict(rss_small <= 25)} |
 | peak RSS while streaming a 50 MB body ≤ 40 MiB | {rss_big:.1f} MiB | {verdict(rss_big <= 40)} |
 | 50 MB body: afhttp vs curl (informational) | {r_big:.2f} | — |
-"""
+{base_row}"""
     with open(os.path.join(run_dir, "summary.md"), "w") as f:
         f.write(summary)
     with open(os.path.join(ROOT, "bench", "summary-http.md"), "w") as f:

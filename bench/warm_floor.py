@@ -154,8 +154,10 @@ def timed_answer(argv, env):
 def bare_chromium(tmp):
     """A bare Chromium with a DevTools port; returns (process, browser ws url)."""
     prof = os.path.join(tmp, "bare-profile")
+    # afhttp's window (1280x800, src/host/browser/env.rs): the same viewport, so the same capture
+    # (Chromium's headless default, 800x600, gives a narrower and taller page: other pixels).
     argv = [shutil.which("chromium") or "/usr/bin/chromium", "--headless", "--remote-debugging-port=0",
-            f"--user-data-dir={prof}", "--no-first-run", "about:blank"]
+            f"--user-data-dir={prof}", "--no-first-run", "--window-size=1280,800", "about:blank"]
     if os.geteuid() == 0:
         argv.insert(1, "--no-sandbox")
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

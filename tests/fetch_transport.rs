@@ -366,3 +366,36 @@ fn tls_to_a_plain_http_server_is_tls_error_not_retryable() {
     let e = run.failure("tls_error", 1);
     assert!(!e.retryable, "{e:?}");
 }
+
+#[test]
+fn redirects_between_plain_http_and_tls_check_the_certificate_where_it_is_met() {
+    // A plain-HTTP fetch starts without the trust store; the TLS client (the system store,
+    // which honours SSL_CERT_FILE) appears for the first https:// hop and checks it there.
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let tls = TlsFixtureServer::start();
+    let to_tls = srv.url(&format!("/redirect/abs?to={}", tls.url("/echo")));
+    let run = fx.cmd().args(["fetch", &to_tls]).run();
+    run.failure("tls_error", 1);
+
+    let run = fx
+        .cmd()
+        .env("SSL_CERT_FILE", tls.ca_pem_path())
+        .args(["fetch", &to_tls])
+        .run();
+    let r = run.fetch();
+    assert_eq!(r.status, 200, "{}", run.context);
+    assert_eq!(run.result()["redirects"], 1, "{}", run.context);
+    assert!(r.final_url.starts_with("https://"), "{}", run.context);
+
+    // And back: https:// first, then a plain hop.
+    let to_plain = tls.url(&format!("/redirect/abs?to={}", srv.url("/static")));
+    let run = fx
+        .cmd()
+        .env("SSL_CERT_FILE", tls.ca_pem_path())
+        .args(["fetch", &to_plain])
+        .run();
+    let r = run.fetch();
+    assert_eq!(r.status, 200, "{}", run.context);
+    assert_eq!(srv.hits("/static"), 1);
+}

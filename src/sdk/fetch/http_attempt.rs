@@ -17,6 +17,7 @@ use crate::sdk::fetch::outdir::OutDir;
 use crate::sdk::fetch::{projections, takeover_hint, FetchRequest};
 use crate::sdk::html;
 use crate::sdk::http::body::{self, BodyCapture};
+use crate::sdk::http::client::Clients;
 use crate::sdk::http::exchange::{self, CookieState, Hop};
 use crate::sdk::http::network;
 use crate::sdk::render_decision::{self, EscalationReason};
@@ -59,7 +60,7 @@ struct Done {
 
 /// Run one HTTP attempt of `req`.
 pub async fn attempt_once(
-    client: &reqwest::Client,
+    client: &Clients,
     req: &FetchRequest,
     out: &mut OutDir,
     cookies: &mut CookieState,
@@ -98,7 +99,7 @@ pub async fn attempt_once(
 
 /// Send the request (following redirects) and write the final body.
 async fn receive(
-    client: &reqwest::Client,
+    client: &Clients,
     req: &FetchRequest,
     out: &mut OutDir,
     cookies: &mut CookieState,

@@ -74,7 +74,7 @@ pub async fn fetch_with(
     // Only an HTTP attempt needs the client; a fetch that starts in the browser just has its
     // transport options checked.
     let client = match escalated {
-        None => Some(client::build(&req.transport).map_err(|e| fail(e, &trace))?),
+        None => Some(client::Clients::new(&req.transport, &req.url).map_err(|e| fail(e, &trace))?),
         Some(_) => {
             client::check(&req.transport).map_err(|e| fail(e, &trace))?;
             None

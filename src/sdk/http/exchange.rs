@@ -112,7 +112,7 @@ fn ms_since(t0: Instant) -> f64 {
 
 /// Run the redirect chain for `req` and return the final response.
 pub async fn run(
-    client: &reqwest::Client,
+    clients: &super::client::Clients,
     req: &FetchRequest,
     cookies: &mut CookieState,
     t0: Instant,
@@ -129,6 +129,10 @@ pub async fn run(
                 return Err(ExchangeError { error, hops });
             }
         }
+        let client = match clients.for_url(&url) {
+            Ok(c) => c,
+            Err(error) => return Err(ExchangeError { error, hops }),
+        };
         let now = now_unix();
         let (request, sent_headers, body_bytes) = match build_request(
             client,
