@@ -8,6 +8,7 @@ raw samples and a summary under bench/runs/<date>-<host>/ and rewrites docs/benc
 import csv
 import datetime
 import http.server
+import json
 import os
 import platform
 import shutil
@@ -100,18 +101,16 @@ def run_once(argv):
     return wall, rss, p.stdout
 
 
-def browser_processes():
-    names = ("chromium", "chrome", "headless_shell")
-    n = 0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/comm") as f:
-                    if any(x in f.read() for x in names):
-                        n += 1
-            except OSError:
-                pass
-    return n
+def rendered_in_browser(stdout):
+    """Whether a fetch's event says a browser rendered it (its `result.render` is not `http`).
+
+    The fetch's own answer, not a count of browser processes: the machine may be shared, and
+    another session's browser starting during the run is not this fetch's.
+    """
+    try:
+        return json.loads(stdout.decode().strip().splitlines()[-1])["result"]["render"] != "http"
+    except (ValueError, KeyError, IndexError):
+        return True
 
 
 def bench(cases, runs):
@@ -188,7 +187,6 @@ def main():
         run_once(["curl", "-s", "-o", os.devnull, base + "/article"])
         run_once([BIN, "fetch", base + "/article", "--render", "none", "--out", out(0, "warm")])
 
-    before = browser_processes()
     cases = {
         "curl -o (50 KB page)": lambda i: ["curl", "-s", "-o", out(i, "curl"), base + "/article"],
         "afhttp --render none (50 KB page)": lambda i: [BIN, "fetch", base + "/article", "--render", "none", "--out", out(i, "none")],
@@ -197,7 +195,7 @@ def main():
     if BASE:
         cases["baseline afhttp --render none (50 KB page)"] = lambda i: [BASE, "fetch", base + "/article", "--render", "none", "--out", out(i, "base")]
     small = bench(cases, RUNS)
-    started_browser = browser_processes() > before
+    started_browser = any(rendered_in_browser(out) for _, _, out in small["afhttp --render auto --want content (50 KB page)"])
     big_cases = {
         "curl -o (50 MB body)": lambda i: ["curl", "-s", "-o", out(i, "curlbig"), base + "/big"],
         "afhttp --render none (50 MB body)": lambda i: [BIN, "fetch", base + "/big", "--render", "none", "--out", out(i, "big")],
@@ -262,7 +260,7 @@ Rerun with `make bench` (`BENCH_RUNS` sets the run count; `BENCH_BIN_BASE` adds 
 | --- | --- | --- |
 | `--render none` vs `curl -o`, 50 KB page, ratio of medians ≤ 1.2 | {r_none:.2f} | {verdict(r_none <= 1.2)} |
 | `--render auto --want content` vs `curl -o`, ≤ 2× | {r_auto:.2f} | {verdict(r_auto <= 2.0)} |
-| no browser started by `--render auto` on a static page | {"none started" if not started_browser else "a browser process appeared"} | {verdict(not started_browser)} |
+| no browser started by `--render auto` on a static page | {"none started (every event: render http)" if not started_browser else "a fetch rendered in a browser"} | {verdict(not started_browser)} |
 | peak RSS, 50 KB page ≤ 25 MiB | {rss_small:.1f} MiB | {verdict(rss_small <= 25)} |
 | peak RSS while streaming a 50 MB body ≤ 40 MiB | {rss_big:.1f} MiB | {verdict(rss_big <= 40)} |
 | 50 MB body: afhttp vs curl (informational) | {r_big:.2f} | — |
