@@ -239,14 +239,19 @@ fn host_fetch(fx: &Fixture, endpoint: &str, url: &str, extra: &[&str]) -> Run {
         .run()
 }
 
-/// The hosts `GET /stalled-hosts` lists.
+/// The hosts `GET /stalled-hosts` lists as stalled.
 fn stalled_hosts(endpoint: &str) -> Vec<String> {
+    memory_list(endpoint, "hosts")
+}
+
+/// The hosts `GET /stalled-hosts` lists under `key` (`hosts`, `answered`).
+fn memory_list(endpoint: &str, key: &str) -> Vec<String> {
     let port = crate::support::host::port_of(endpoint);
     let r = crate::support::raw_http::get(port, "/stalled-hosts", None);
     assert_eq!(r.status, 200, "{}", r.raw());
     let doc = r.json();
     assert_eq!(doc["code"], "stalled_hosts", "{doc}");
-    doc["hosts"]
+    doc[key]
         .as_array()
         .unwrap()
         .iter()
@@ -420,4 +425,69 @@ fn a_chain_of_stalled_scripts_is_cut_in_place_host_by_host_with_a_shorter_window
     assert_eq!(rounds[0]["window_ms"], 800, "{rounds:?}");
     assert_eq!(rounds[1]["window_ms"], 400, "{rounds:?}");
     assert_eq!(document_loads(&run), 1, "{}", run.context);
+}
+
+#[test]
+fn hosts_the_markup_names_are_probed_up_front_and_cut_within_one_window() {
+    // A parser-blocking script on a stalled host in <head>, then a stalled image on the same
+    // host and an async script on a second stalled host: the image takes the one slot the
+    // browser gives low-priority requests while a head script is pending, so without the
+    // markup the second host would be met only after the first cut (half the window).
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let first = HangServer::start();
+    let second = HangServer::start();
+    let (h1, h2) = (first.host(), second.host());
+    let url = srv.url(&format!("/stall/pair?hang={h1}&next={h2}"));
+    let run = render(&fx, &url, &["--stall-cutoff-ms", "800"]);
+    let text = run.artifact_text("text_file");
+    for m in ["before-pair", "after-pair"] {
+        assert!(text.contains(m), "{m} missing: {text}");
+    }
+    let msg = warning(run.result(), "third_party_cut");
+    for h in [&h1, &h2] {
+        assert!(msg.contains(h.as_str()), "{h} not named: {msg}");
+    }
+    assert!(!msg.contains("reloaded"), "{msg}");
+    // Each host is cut in place in its own round with the full window, the second one
+    // probed because the document named it, with one document load.
+    let rounds = rounds(&run);
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    let host = |r: &Value| r["hosts"][0]["host"].as_str().unwrap().to_string();
+    let second_round = rounds.iter().find(|r| host(r) == h2).expect("h2 cut");
+    assert_eq!(second_round["named_by_document"], true, "{rounds:?}");
+    assert!(rounds.iter().any(|r| host(r) == h1), "{rounds:?}");
+    for r in &rounds {
+        assert_eq!(r["in_place"], true, "{rounds:?}");
+        assert_eq!(r["window_ms"], 800, "{rounds:?}");
+    }
+    assert_eq!(document_loads(&run), 1, "{}", run.context);
+}
+
+#[test]
+fn a_host_remembers_a_third_party_that_answered_and_lets_it_go_without_a_probe() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let third = FixtureServer::start_on("127.0.0.2");
+    let t = format!("127.0.0.2:{}", third.port());
+    let mut host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let ep = host.endpoint.clone();
+    assert!(memory_list(&ep, "answered").is_empty());
+    let url = srv.url(&format!("/stall/late?third={t}&ms=0"));
+    // The first fetch probes the new host; it answers, and the host learns it.
+    let run = host_fetch(&fx, &ep, &url, &[]);
+    no_cut(&run);
+    let cuts = &run.event["trace"]["readiness"]["cuts"];
+    assert_eq!(cuts["answered"], serde_json::json!([t.clone()]), "{cuts}");
+    assert_eq!(memory_list(&ep, "answered"), vec![t.clone()]);
+    // The next fetch lets its script go at once: no probe, the script still runs.
+    let run = host_fetch(&fx, &ep, &url, &[]);
+    no_cut(&run);
+    let cuts = &run.event["trace"]["readiness"]["cuts"];
+    assert_eq!(cuts["answered"], serde_json::json!([]), "{cuts}");
+    assert_eq!(cuts["remembered_answered"], 1, "{cuts}");
+    let text = run.artifact_text("text_file");
+    assert!(text.contains("late-script-ran"), "{text}");
+    assert!(stalled_hosts(&ep).is_empty());
+    assert_eq!(host.terminate().0, 0);
 }

@@ -175,17 +175,25 @@ impl Client {
     }
 
     /// `GET /stalled-hosts`: the third-party hosts (`host[:port]`) that stalled in this host's
-    /// recent fetches, each with the age of its last report in ms. A host without the route
-    /// (an older one) is an error.
-    pub async fn stalled_hosts(&self) -> Result<Vec<(String, u64)>, AfError> {
+    /// recent fetches, each with the age of its last report in ms, and the ones that answered
+    /// (without an age: an older host lists none). A host without the route (an older one)
+    /// is an error.
+    pub async fn stalled_hosts(&self) -> Result<(Vec<(String, u64)>, Vec<String>), AfError> {
         let doc = self.get("/stalled-hosts").await?.body;
-        Ok(host_http::shape::stalled_hosts(&doc))
+        let stalled = host_http::shape::stalled_hosts(&doc, "hosts");
+        let answered = host_http::shape::stalled_hosts(&doc, "answered");
+        Ok((stalled, answered.into_iter().map(|(h, _)| h).collect()))
     }
 
     /// `POST /stalled-hosts`: report third-party hosts a fetch cut for stalling, so the host's
-    /// next fetches block them from the start.
-    pub async fn report_stalled_hosts(&self, hosts: &[String]) -> Result<(), AfError> {
-        let body = serde_json::json!({ "hosts": hosts });
+    /// next fetches block them from the start, and the ones that answered its probe, so they
+    /// are not probed again.
+    pub async fn report_stalled_hosts(
+        &self,
+        hosts: &[String],
+        answered: &[String],
+    ) -> Result<(), AfError> {
+        let body = serde_json::json!({ "hosts": hosts, "answered": answered });
         host_http::request(
             &self.endpoint,
             "POST",

@@ -19,6 +19,9 @@
 //! - `/stall/chain?hang=H&next=N`: `before-chain`, a parser-blocking script on H, then an
 //!   inline script that writes a parser-blocking script on N (a chain: N is only asked for
 //!   once H is past), then `after-chain`.
+//! - `/stall/pair?hang=H&next=N`: a parser-blocking script on H in `<head>`; `before-pair`,
+//!   an image on H (it takes the low-priority slot while the head script is pending), an
+//!   async script on N, `after-pair` (both hosts named in the markup).
 //! - `/stall/img?hang=H`: `img-page`, an image on H, `after-img`.
 //! - `/stall/slow.js?ms=N`: a script answering after N ms.
 
@@ -43,6 +46,7 @@ pub fn router() -> Router {
         .route("/stall/late", get(late))
         .route("/stall/first-slow", get(first_slow))
         .route("/stall/shell", get(shell))
+        .route("/stall/pair", get(pair))
         .route("/stall/chain", get(chain))
         .route("/stall/img", get(img))
         .route("/stall/slow.js", get(slow_js))
@@ -120,6 +124,16 @@ async fn chain(Query(q): Query<HashMap<String, String>>) -> Resp {
          <script src=\"http://{h}/first.js\"></script>\
          <script>document.write('<script src=\"http://{next}/second.js\"><\\/script>')</script>\
          <p>after-chain</p>"
+    ))
+}
+
+async fn pair(Query(q): Query<HashMap<String, String>>) -> Resp {
+    let h = param(&q, "hang", "127.0.0.2:9");
+    let next = param(&q, "next", "127.0.0.2:10");
+    html(format!(
+        "<!doctype html><html><head><title>Stalled pair</title>\
+         <script src=\"http://{h}/first.js\"></script></head><body><p>before-pair</p>\
+         <img src=\"http://{h}/pixel.gif\"><script async src=\"http://{next}/second.js\"></script><p>after-pair</p></body></html>"
     ))
 }
 

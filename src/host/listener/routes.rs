@@ -268,8 +268,9 @@ async fn recent_requests(State(state): State<Shared>) -> Response {
     Json(doc).into_response()
 }
 
-/// `/stalled-hosts`: GET lists the third-party hosts that stalled in recent fetches; POST
-/// `{"hosts": ["host[:port]", ...]}` reports more (answered with the list).
+/// `/stalled-hosts`: GET lists the third-party hosts that stalled (`hosts`) and answered
+/// (`answered`) in recent fetches; POST `{"hosts": [...], "answered": [...]}` (each a
+/// `host[:port]`) reports more (answered with the lists).
 async fn stalled_hosts(
     State(state): State<Shared>,
     method: Method,
@@ -278,11 +279,16 @@ async fn stalled_hosts(
     let mut doc = Map::new();
     doc.insert("code".into(), json!("stalled_hosts"));
     if method == Method::POST {
-        let hosts: Vec<String> = serde_json::from_slice::<Value>(&body)
-            .ok()
-            .and_then(|v| serde_json::from_value(v.get("hosts")?.clone()).ok())
-            .unwrap_or_default();
-        doc.insert("taken".into(), json!(state.stalls.note(&hosts)));
+        let report = serde_json::from_slice::<Value>(&body).ok();
+        let list = |key: &str| -> Vec<String> {
+            report
+                .as_ref()
+                .and_then(|v| serde_json::from_value(v.get(key)?.clone()).ok())
+                .unwrap_or_default()
+        };
+        let taken =
+            state.stalls.note_answered(&list("answered")) + state.stalls.note(&list("hosts"));
+        doc.insert("taken".into(), json!(taken));
     }
     if let Value::Object(fields) = state.stalls.to_json() {
         doc.extend(fields);

@@ -22,6 +22,7 @@ mod served;
 pub mod session;
 pub mod settle;
 pub mod stall;
+pub mod stall_early;
 pub mod stall_hold;
 pub mod wait;
 mod workers;

@@ -87,6 +87,20 @@ pub fn cut_hosts(trace: &crate::sdk::fetch::outcome::Trace) -> BTreeSet<String> 
         .collect()
 }
 
+/// The other-site hosts that answered a probe of the cut in place in this fetch, from its
+/// `trace.readiness.cuts.answered` (what a host remembers so as not to probe them again).
+pub fn answered_hosts(trace: &crate::sdk::fetch::outcome::Trace) -> Vec<String> {
+    trace
+        .get("readiness")
+        .and_then(|r| r.pointer("/cuts/answered"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
+
 /// The cutting state of one browser fetch.
 #[derive(Debug)]
 pub struct Cutter {
@@ -101,6 +115,8 @@ pub struct Cutter {
     /// Hosts blocked from the start because they stalled in the host's recent fetches, with
     /// the age of that report in ms.
     remembered: Vec<(String, u64)>,
+    /// How many hosts the host remembered as answering (let go with no probe).
+    remembered_answered: usize,
     nav_start: Instant,
 }
 
@@ -117,6 +133,7 @@ impl Cutter {
             blocked: remembered.iter().map(|(h, _)| h.clone()).collect(),
             rounds: Vec::new(),
             remembered,
+            remembered_answered: req.browser.remembered_answers.len(),
             nav_start,
         }
     }
@@ -260,6 +277,8 @@ impl Cutter {
             "remembered": self.remembered.iter()
                 .map(|(h, age)| json!({"host": h, "age_ms": age}))
                 .collect::<Vec<_>>(),
+            "answered": lock(state).network.probes_answered(),
+            "remembered_answered": self.remembered_answered,
         })
     }
 

@@ -13,6 +13,12 @@
 //!   stall window fails them, still paused, so the parser moves on at once, and blocks the
 //!   host (`Network.setBlockedURLs`) for the page's later requests.
 //!
+//! The hosts the main document's markup names for scripts and stylesheets are probed as
+//! soon as the document has arrived ([`super::stall_early`]), each held as above before its
+//! first request pauses, so a chain of stalled hosts the parser would meet one after
+//! another is decided within one window. Hosts the host's recent fetches heard from
+//! (`req.browser.remembered_answers`) are continued at once, with no probe.
+//!
 //! Cuts are recorded like the reload's ([`super::stall`]): `third_party_cut` entries in
 //! `network.json`, a round with `in_place: true` in `trace.readiness.cuts`, the host in
 //! the warning and in the host's memory of stalled hosts. A request that stalls after it
@@ -30,6 +36,7 @@ use tokio::sync::mpsc;
 
 use super::network::pending::{host_of, is_first_party};
 use super::session::{lock, Shared};
+use super::stall_early;
 use crate::sdk::cdp::CdpConnection;
 use crate::sdk::fetch::FetchRequest;
 
@@ -77,9 +84,12 @@ struct Held {
     requests: Vec<Paused>,
     since: Instant,
     window: Duration,
+    /// Probed because the document names the host, before any request of it paused.
+    named: bool,
 }
 
 type Probe<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+type Naming<'a> = Pin<Box<dyn Future<Output = Option<stall_early::Named>> + Send + 'a>>;
 type Sent<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 /// How long one command to the browser may take.
@@ -101,6 +111,8 @@ struct Holder<'a> {
     /// Commands sent and not answered yet: the loop never waits on one, so a page with a
     /// hundred scripts is not decided one round trip at a time.
     sends: FuturesUnordered<Sent<'a>>,
+    /// Reading the document for the hosts it names (once).
+    naming: FuturesUnordered<Naming<'a>>,
 }
 
 /// Decide on every paused script and stylesheet of the tab, for the whole fetch (never
@@ -125,11 +137,14 @@ pub async fn hold<'a>(
         window: Duration::from_millis(req.browser.stall_cutoff_ms.max(1)),
         nav_start,
         held: HashMap::new(),
-        answered: BTreeSet::new(),
+        answered: req.browser.remembered_answers.iter().cloned().collect(),
         cut: BTreeSet::new(),
         probes: FuturesUnordered::new(),
         sends: FuturesUnordered::new(),
+        naming: FuturesUnordered::new(),
     };
+    h.naming
+        .push(Box::pin(stall_early::named_hosts(conn, session, state)));
     loop {
         let due = h.held.values().map(|x| x.since + x.window).min();
         tokio::select! {
@@ -139,6 +154,9 @@ pub async fn hold<'a>(
             },
             Some(host) = h.probes.next(), if !h.probes.is_empty() => h.release(&host),
             Some(()) = h.sends.next(), if !h.sends.is_empty() => {}
+            Some(named) = h.naming.next(), if !h.naming.is_empty() => {
+                h.probe_named(named.unwrap_or_default());
+            }
             () = sleep_until(due), if due.is_some() => h.cut_due(),
         }
     }
@@ -183,10 +201,40 @@ impl<'a> Holder<'a> {
                 requests: vec![paused],
                 since: Instant::now(),
                 window: self.window_now(),
+                named: false,
             },
         );
         let probe = self.probe(host, url.to_string(), ev["frameId"].clone());
         self.probes.push(probe);
+    }
+
+    /// Probe at once every host the document names that is not decided or probed yet: its
+    /// window counts from now, not from when the parser reaches it.
+    fn probe_named(&mut self, named: stall_early::Named) {
+        let frame = Value::String(named.frame_id);
+        for (host, url) in named.hosts {
+            let known = {
+                let st = lock(self.state);
+                st.network.host_answered(&host) || st.network.blocked().contains(&host)
+            };
+            if known
+                || self.answered.contains(&host)
+                || self.cut.contains(&host)
+                || self.held.contains_key(&host)
+            {
+                continue;
+            }
+            lock(self.state).network.hold_host(&host);
+            let held = Held {
+                requests: Vec::new(),
+                since: Instant::now(),
+                window: self.window_now(),
+                named: true,
+            };
+            self.held.insert(host.clone(), held);
+            let probe = self.probe(host, url, frame.clone());
+            self.probes.push(probe);
+        }
     }
 
     /// The window for a host held now: halved once a host was cut in this fetch (third
@@ -252,17 +300,18 @@ impl<'a> Holder<'a> {
             .collect();
         for host in due {
             if let Some(held) = self.held.remove(&host) {
-                self.fail(&host, held.requests, Some(held.window));
+                self.fail(&host, held.requests, Some((held.window, held.named)));
             }
         }
     }
 
-    /// Fail `requests` of `host` as cut; `new_cut` (its window) when the host is cut now (a
-    /// round in the trace, the host blocked for the page's later requests).
-    fn fail(&mut self, host: &str, requests: Vec<Paused>, new_cut: Option<Duration>) {
+    /// Fail `requests` of `host` as cut; `new_cut` (its window, and whether the document
+    /// named it) when the host is cut now (a round in the trace, the host blocked for the
+    /// page's later requests).
+    fn fail(&mut self, host: &str, requests: Vec<Paused>, new_cut: Option<(Duration, bool)>) {
         // Recorded first: the browser reports the failure before it answers the command.
         let ids: BTreeSet<String> = requests.iter().map(|p| p.network_id.clone()).collect();
-        let round = new_cut.map(|w| self.round(host, &requests, w));
+        let round = new_cut.map(|(w, named)| self.round(host, &requests, w, named));
         let blocked = {
             let mut st = lock(self.state);
             st.network.cut_in_place(host, &ids, round);
@@ -284,8 +333,10 @@ impl<'a> Holder<'a> {
         }
     }
 
-    /// The trace's round for a cut in place.
-    fn round(&self, host: &str, requests: &[Paused], window: Duration) -> Value {
+    /// The trace's round for a cut in place (`named`: the document named the host and its
+    /// probe started at the document's arrival; a host cut before any request of it paused
+    /// has no types).
+    fn round(&self, host: &str, requests: &[Paused], window: Duration, named: bool) -> Value {
         let mut types: BTreeMap<&str, usize> = BTreeMap::new();
         for p in requests {
             *types.entry(p.resource_type.as_str()).or_default() += 1;
@@ -297,6 +348,7 @@ impl<'a> Holder<'a> {
             "reloaded": false,
             "in_place": true,
             "window_ms": window.as_millis() as u64,
+            "named_by_document": named,
         })
     }
 

@@ -135,19 +135,21 @@ impl BrowserSlot {
     }
 
     /// The third-party hosts that stalled in the host's recent fetches, to block from the
-    /// start (none when cutting is off, or for a browser this fetch started: nothing came
-    /// before it). A host that cannot say gives none.
-    async fn remembered_stalls(&self, req: &FetchRequest) -> Vec<(String, u64)> {
+    /// start, and the ones that answered, to let go at once (none when cutting is off, or
+    /// for a browser this fetch started: nothing came before it). A host that cannot say
+    /// gives none.
+    async fn remembered_stalls(&self, req: &FetchRequest) -> (Vec<(String, u64)>, Vec<String>) {
         match &self.client {
             Some(c) if !self.started_inline() && req.browser.stall_cutoff_ms > 0 => {
                 c.stalled_hosts().await.unwrap_or_default()
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         }
     }
 
-    /// Report the hosts this fetch cut for stalling (`trace.readiness.cuts`) to the host, for
-    /// its next fetches; a host that cannot take them is left alone.
+    /// Report the hosts this fetch cut for stalling and the ones that answered its probes
+    /// (`trace.readiness.cuts`) to the host, for its next fetches; a host that cannot take
+    /// them is left alone.
     async fn report_stalls(&self, req: &FetchRequest, trace: &Trace) {
         let Some(c) = self.client.as_ref().filter(|_| !self.started_inline()) else {
             return;
@@ -157,8 +159,9 @@ impl BrowserSlot {
             .into_iter()
             .filter(|h| !req.browser.remembered_stalls.iter().any(|(r, _)| r == h))
             .collect();
-        if !new.is_empty() {
-            let _ = c.report_stalled_hosts(&new).await;
+        let answered = crate::sdk::browser::stall::answered_hosts(trace);
+        if !new.is_empty() || !answered.is_empty() {
+            let _ = c.report_stalled_hosts(&new, &answered).await;
         }
     }
 
@@ -269,7 +272,10 @@ pub async fn attempt(
         .saturating_sub(started.elapsed())
         .max(std::time::Duration::from_millis(100));
     with_jar.browser.browser_discarded_after = slot.inline.is_some();
-    with_jar.browser.remembered_stalls = slot.remembered_stalls(req).await;
+    (
+        with_jar.browser.remembered_stalls,
+        with_jar.browser.remembered_answers,
+    ) = slot.remembered_stalls(req).await;
     with_jar.cookies = jar_cookies
         .iter()
         .cloned()

@@ -96,6 +96,10 @@ pub struct BrowserOptions {
     /// age of that report in ms: blocked from the start when another site than the page's
     /// (set per fetch from the host's `/stalled-hosts`, never by the caller).
     pub remembered_stalls: Vec<(String, u64)>,
+    /// Other-site hosts (`host[:port]`) that answered in the host's recent fetches: their
+    /// scripts and stylesheets go out at once, with no probe (set per fetch from the host's
+    /// `/stalled-hosts`, never by the caller).
+    pub remembered_answers: Vec<String>,
     /// A new tab opens in its own browser context, apart from the host's active profile (a
     /// fleet's ephemeral fetch); ignored with `--tab ID` and `--takeover`.
     pub isolated_context: bool,
@@ -124,6 +128,7 @@ impl Default for BrowserOptions {
             capture_ws: false,
             browser_discarded_after: false,
             remembered_stalls: Vec::new(),
+            remembered_answers: Vec::new(),
             isolated_context: false,
             capture_sse: false,
             dialog_accept: false,

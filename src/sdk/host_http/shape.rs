@@ -76,13 +76,14 @@ pub fn capabilities(resp: HostResponse) -> Result<Value, AfError> {
     Ok(body)
 }
 
-/// The hosts of a `/stalled-hosts` document (`code` `stalled_hosts`) with the age of each
-/// host's last report in ms; anything else gives none.
-pub fn stalled_hosts(body: &Value) -> Vec<(String, u64)> {
+/// The hosts of a `/stalled-hosts` document (`code` `stalled_hosts`) under `key` (`hosts`:
+/// stalled, `answered`) with the age of each host's last report in ms; anything else gives
+/// none.
+pub fn stalled_hosts(body: &Value, key: &str) -> Vec<(String, u64)> {
     if !code_is(body, "stalled_hosts") {
         return Vec::new();
     }
-    body.get("hosts")
+    body.get(key)
         .and_then(Value::as_array)
         .map(|hosts| {
             hosts

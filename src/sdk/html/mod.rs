@@ -13,6 +13,7 @@ mod dom;
 mod forms;
 mod shadow;
 mod shell;
+mod subresources;
 mod table;
 mod text;
 

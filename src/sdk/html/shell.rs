@@ -56,7 +56,7 @@ pub(crate) fn facts(doc: &Html, text: &str) -> ShellFacts {
 }
 
 /// Script `type` values browsers execute: none, a JavaScript MIME type, or `module`.
-fn executable(ty: Option<&str>) -> bool {
+pub(super) fn executable(ty: Option<&str>) -> bool {
     let Some(ty) = ty.map(|t| t.trim().to_ascii_lowercase()) else {
         return true;
     };

@@ -95,6 +95,8 @@ pub struct NetworkLog {
     holding: bool,
     /// `trace.readiness.cuts.rounds` entries of the cuts made in place.
     in_place: Vec<Value>,
+    /// Other-site hosts whose probe answered in this fetch (for the host's memory).
+    probes_answered: BTreeSet<String>,
 }
 
 /// A resource type as `network.json` spells it (empty when CDP gave none).
@@ -127,6 +129,7 @@ impl NetworkLog {
             held_hosts: BTreeSet::new(),
             holding: false,
             in_place: Vec::new(),
+            probes_answered: BTreeSet::new(),
         }
     }
 

@@ -172,10 +172,23 @@ impl NetworkLog {
         self.holding = true;
     }
 
-    /// The in-place cut let every request of `host` go on (the host answered): a stall of
-    /// them after that is the reload's to cut.
+    /// The in-place cut probes `host` before any request of it paused (the document names
+    /// it): its scripts and stylesheets are the cut's to decide.
+    pub fn hold_host(&mut self, host: &str) {
+        self.held_hosts.insert(host.to_string());
+        self.holding = true;
+    }
+
+    /// The in-place cut let every request of `host` go on (the host answered its probe): a
+    /// stall of them after that is the reload's to cut.
     pub fn release_host(&mut self, host: &str) {
         self.held_hosts.remove(host);
+        self.probes_answered.insert(host.to_string());
+    }
+
+    /// Other-site hosts that answered the in-place cut's probe in this fetch.
+    pub fn probes_answered(&self) -> &BTreeSet<String> {
+        &self.probes_answered
     }
 
     /// The in-place cut let request `id` go on: its window starts again now, when it
