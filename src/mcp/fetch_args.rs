@@ -90,6 +90,35 @@ fn inside(out: &Path, root: &Path) -> Result<PathBuf, AfError> {
     Ok(root.join(out))
 }
 
+/// Hex digits of a default artifact directory's name: short, because the answer names the
+/// directory in each `read_artifact` call it spells out (8 hex digits are 5 o200k tokens, a
+/// 32-digit request id 21), and random, so names are not guessed.
+const OUT_NAME_HEX: usize = 8;
+
+/// A fresh artifact directory (0700) under `root` for a fetch that did not name one, created
+/// here so two fetches never share it (a name already taken is drawn again).
+pub fn fresh_out(root: &Path) -> Result<PathBuf, AfError> {
+    crate::fsutil::ensure_owned_private_dir(root)?;
+    let mut last = None;
+    for _ in 0..16 {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let dir = root.join(&id[..OUT_NAME_HEX]);
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            continue;
+        }
+        match crate::fsutil::create_fresh_private_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        AfError::invalid(format!(
+            "no free artifact directory name under {}",
+            root.display()
+        ))
+    }))
+}
+
 fn refused(field: &str, message: &str) -> AfError {
     AfError::invalid(message.to_string())
         .with_field(field)
@@ -131,6 +160,24 @@ pub fn trim_schema(schema: &mut serde_json::Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_default_directory_is_fresh_private_and_short() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("out");
+        let a = fresh_out(&root).unwrap();
+        let b = fresh_out(&root).unwrap();
+        assert_ne!(a, b);
+        for d in [&a, &b] {
+            assert_eq!(d.parent(), Some(root.as_path()));
+            let name = d.file_name().unwrap().to_str().unwrap();
+            assert_eq!(name.len(), OUT_NAME_HEX, "{name}");
+            assert!(name.bytes().all(|c| c.is_ascii_hexdigit()), "{name}");
+            let mode = std::fs::metadata(d).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+    }
 
     fn spec() -> FetchSpec {
         FetchSpec::new("http://127.0.0.1/")

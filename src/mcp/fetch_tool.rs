@@ -54,6 +54,17 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
     }
     // Held until the fetch ends, so the area's pruner spares what it writes.
     let _in_flight = area.as_ref().map(|a| a.begin());
+    // A default directory gets a short name (the answer spells its path out), made here.
+    let made_out = match spec.out {
+        Some(_) => None,
+        None => match super::fetch_args::fresh_out(&out_root) {
+            Ok(dir) => Some(dir),
+            Err(e) => return tool_error(&e, None),
+        },
+    };
+    if made_out.is_some() {
+        spec.out = made_out.clone();
+    }
     let area_root = area.as_ref().map(|a| a.root().to_path_buf());
     let default_want = spec.want.is_none();
     let egress = server.config.egress.clone();
@@ -104,7 +115,13 @@ pub async fn call(server: &AfhttpMcp, args: Map<String, Value>) -> CallToolResul
             let text = super::answer::text(&outcome, &event, budget, &notes);
             tool_success(text, &event, blocks)
         }
-        Ok(Err(failed)) => tool_error(&failed.0, failed.1),
+        Ok(Err(failed)) => {
+            // A failed fetch leaves no empty directory behind (`remove_dir` spares a full one).
+            if let Some(dir) = &made_out {
+                let _ = std::fs::remove_dir(dir);
+            }
+            tool_error(&failed.0, failed.1)
+        }
         Err(e) => tool_error(&AfError::invalid(format!("fetch: {e}")), None),
     }
 }

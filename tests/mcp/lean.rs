@@ -197,6 +197,13 @@ fn folded_blocks_are_named_by_their_lines_of_content_md_and_nothing_is_lost() {
     let (lean, content) = (read("lean_file"), read("content_file"));
     let table: Value = serde_json::from_str(&read("links_file")).unwrap();
     let lines: Vec<&str> = content.lines().collect();
+    // The default directory's name is short (the answer spells it out in every key).
+    let dir = std::path::Path::new(result["content_file"].as_str().unwrap());
+    let name = dir.parent().unwrap().file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.len() == 8 && name.bytes().all(|c| c.is_ascii_hexdigit()),
+        "{name}"
+    );
     // What is folded, by the page's own markup: the site header (menu and search) and the
     // links-only trending block after it, as one line (adjacent folds join); the sidebar
     // aside, the small links-only block and the big footer, as one line (the small block
