@@ -75,6 +75,39 @@ fn pages_that_never_go_idle_in_the_background_still_settle() {
 }
 
 #[test]
+fn the_page_idle_evidence_ends_the_wait_only_after_work_queued_without_dom_changes() {
+    // After its fetch, the page works in eight 10 ms slices handed on through a
+    // MessageChannel and changes the DOM only at the end: animation frames go by, but the
+    // main thread is never idle until the last slice, so the early rule waits for it.
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = render(&fx, &srv.url("/ready/sliced"), &[]);
+    assert_settled(&run, &["sliced-page", "sliced-render-done"]);
+    let rd = readiness(&run);
+    assert_eq!(rd["settled_by"], "page_idle", "{rd}");
+    assert!(rd["frames_quiet"].as_u64().unwrap() >= 3, "{rd}");
+    assert!(rd["idle_ms"].is_number(), "{rd}");
+    // An explicit settle window is the caller's: it is waited out.
+    let run = render(
+        &fx,
+        &srv.url("/ready/sliced"),
+        &["--readiness-stable-ms", "200"],
+    );
+    assert_settled(&run, &["sliced-render-done"]);
+    assert_eq!(readiness(&run)["settled_by"], "dom_quiet");
+}
+
+#[test]
+fn a_websocket_handshake_and_a_sent_message_awaiting_its_answer_are_waited_for() {
+    // The handshake is answered after 300 ms and the echo 300 ms after the message: longer
+    // than any quiet window, with no DOM change in between.
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let run = render(&fx, &srv.url("/ready/ws-slow"), &[]);
+    assert_settled(&run, &["ws-slow-page", "ws-slow:hi"]);
+}
+
+#[test]
 fn hanging_third_parties_do_not_hold_the_fetch_and_are_named_at_capture() {
     let fx = Fixture::new();
     let srv = FixtureServer::start();

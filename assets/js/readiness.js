@@ -9,7 +9,11 @@
 // - DOM changes made by requestAnimationFrame callbacks;
 // - IndexedDB opens and service-worker registrations in progress (async page work that
 //   changes neither the DOM nor the network for a while);
-// - while the document is still parsing, the script the parser waits on.
+// - while the document is still parsing, the script the parser waits on;
+// - a WebSocket message the page sent and has no answer to yet (for at most SHORT_TIMER_MS);
+// - idle evidence, armed by each probe for EVIDENCE_MS: animation frames rendered since the
+//   last DOM change, and when the main thread last went idle (requestIdleCallback: no task
+//   was queued, so no response, message or scheduler slice was waiting to be handled).
 // The script is named by its sourceURL (last line) so network.json can drop its wrapper
 // frames from request initiator stacks.
 // Requests are not wrapped: CDP's Network events see them, and a wrapper would become the
@@ -22,6 +26,7 @@
     return true;
   }
   var SHORT_TIMER_MS = 1000;
+  var EVIDENCE_MS = 500;
   var perf = window.performance;
   var now = function () { return perf && perf.now ? perf.now() : Date.now(); };
   var state = {
@@ -32,7 +37,13 @@
     timerCount: 0,
     intervals: 0,
     work: 0,
-    observer: null
+    observer: null,
+    armedUntil: -1,
+    frames: 0,
+    frameBase: -1,
+    framing: false,
+    idleAt: -1,
+    idling: false
   };
 
   function countRecords(list) {
@@ -128,6 +139,60 @@
     };
   }
 
+  // Idle evidence: our own frame and idle-callback chains (the page's originals, so the
+  // page's wrappers above never see them), running only while a probe asked within
+  // EVIDENCE_MS: a tab nobody waits on spends nothing.
+  function armEvidence(raf, ric) {
+    state.armedUntil = now() + EVIDENCE_MS;
+    if (!state.framing && typeof raf === 'function') {
+      state.framing = true;
+      raf.call(window, function frame() {
+        if (state.frameBase !== state.last) {
+          state.frameBase = state.last;
+          state.frames = 0;
+        } else {
+          state.frames++;
+        }
+        if (now() < state.armedUntil) {
+          raf.call(window, frame);
+        } else {
+          state.framing = false;
+        }
+      });
+    }
+    if (!state.idling && typeof ric === 'function') {
+      state.idling = true;
+      ric.call(window, function idle() {
+        state.idleAt = now();
+        if (now() < state.armedUntil) {
+          ric.call(window, idle);
+        } else {
+          state.idling = false;
+        }
+      });
+    }
+  }
+
+  // A message the page sent on a WebSocket and has no answer to yet is page work, for at
+  // most SHORT_TIMER_MS (a socket that only listens is the page's background life).
+  function wrapSockets(setTimer) {
+    var W = window.WebSocket;
+    if (!W || !W.prototype || typeof W.prototype.send !== 'function') {
+      return;
+    }
+    var send = W.prototype.send;
+    W.prototype.send = function () {
+      var r = send.apply(this, arguments);
+      state.work++;
+      var done = once(function () { state.work--; });
+      this.addEventListener('message', done);
+      this.addEventListener('close', done);
+      this.addEventListener('error', done);
+      setTimer(done, SHORT_TIMER_MS);
+      return r;
+    };
+  }
+
   function once(fn) {
     var called = false;
     return function () {
@@ -190,7 +255,11 @@
     return s.src;
   }
 
+  var plainRaf = window.requestAnimationFrame;
+  var plainRic = window.requestIdleCallback;
+
   state.probe = function () {
+    armEvidence(plainRaf, plainRic);
     var t = now();
     var text = document.body ? document.body.innerText || '' : '';
     var next = null;
@@ -210,15 +279,21 @@
       intervals: state.intervals,
       pending_work: state.work,
       blocking_script: blockingScript(),
-      text_bytes: new TextEncoder().encode(text).length
+      text_bytes: new TextEncoder().encode(text).length,
+      frames_quiet: state.frameBase === state.last ? state.frames : 0,
+      idle_ms: state.idleAt > state.last ? Math.round(t - state.idleAt) : null
     };
   };
   Object.defineProperty(window, '__afhttpReady', { value: state, enumerable: false });
   var plainSetTimeout = window.setTimeout;
   observe();
   wrapWork(function (fn, ms) { plainSetTimeout.call(window, fn, ms); });
+  wrapSockets(function (fn, ms) { plainSetTimeout.call(window, fn, ms); });
   wrapTimers();
   wrapAnimationFrames();
+  // Frames and idle periods are counted from the document's start, so that the first probe
+  // after the parse already has them.
+  armEvidence(plainRaf, plainRic);
   return true;
 })();
 //# sourceURL=__page_readiness__.js

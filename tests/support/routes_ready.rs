@@ -13,6 +13,11 @@
 //!   echo came back.
 //! - `/ready/never-idle`: the text changes every 100 ms forever (`never-idle-page`,
 //!   `tick-N`).
+//! - `/ready/sliced`: after a fetch, eight 10 ms slices of work handed on through a
+//!   MessageChannel (a scheduler like React's), with no DOM change until the last writes
+//!   `sliced-render-done`.
+//! - `/ready/ws-slow`: a WebSocket to `/ready/ws-slow-echo`, whose handshake is answered after
+//!   300 ms and whose echo comes 300 ms after the message; `ws-slow:hi` once it arrives.
 //! - `/ready/third-party?hang=HOST`: third-party image, async script and beacon on HOST
 //!   (which never answers); `third-party-page`.
 //! - `/ready/blocking?hang=HOST`: the same plus a parser-blocking `<script src>` on HOST:
@@ -28,8 +33,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query};
 use axum::http::{header, Response};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
@@ -71,6 +78,34 @@ ws.onmessage=function(m){document.getElementById('s').textContent='ws-'+m.data;}
 const NEVER_IDLE: &str = "<!doctype html><title>Never idle</title><p>never-idle-page</p>\
 <p id=s>tick-0</p><script>var n=0;(function tick(){n++;\
 document.getElementById('s').textContent='tick-'+n;setTimeout(tick,100);})();</script>";
+
+const SLICED: &str = "<!doctype html><title>Sliced render</title><p>sliced-page</p>\
+<p id=s>sliced-waiting</p><script>fetch('/ready/api/step/1').then(function(r){return r.json();})\
+.then(function(){var ch=new MessageChannel(),left=8;ch.port1.onmessage=function(){\
+var t=performance.now();while(performance.now()-t<10){}\
+if(--left>0){ch.port2.postMessage(0);}else{document.getElementById('s').textContent='sliced-render-done';}};\
+ch.port2.postMessage(0);});</script>";
+
+const WS_SLOW: &str = "<!doctype html><title>Slow WebSocket</title><p>ws-slow-page</p>\
+<p id=s>ws-slow-waiting</p><script>\
+var ws=new WebSocket('ws://'+location.host+'/ready/ws-slow-echo');ws.onopen=function(){ws.send('hi');};\
+ws.onmessage=function(m){document.getElementById('s').textContent='ws-slow:'+m.data;};</script>";
+
+/// The handshake answered after 300 ms, each text frame echoed 300 ms later.
+async fn ws_slow_echo(up: WebSocketUpgrade) -> Resp {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    up.on_upgrade(|mut socket: WebSocket| async move {
+        while let Some(Ok(msg)) = socket.recv().await {
+            if let Message::Text(t) = msg {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                if socket.send(Message::Text(t)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    })
+    .into_response()
+}
 
 /// `/ready/identity`: the page writes `identity {json}` with what it sees of itself.
 const IDENTITY: &str = "<!doctype html><title>Identity</title><p id=s>identity-waiting</p><script>\
@@ -117,6 +152,9 @@ pub fn router() -> Router {
             "/ready/never-idle",
             get(|| async { html(NEVER_IDLE.into()) }),
         )
+        .route("/ready/sliced", get(|| async { html(SLICED.into()) }))
+        .route("/ready/ws-slow", get(|| async { html(WS_SLOW.into()) }))
+        .route("/ready/ws-slow-echo", get(ws_slow_echo))
         .route("/ready/third-party", get(third_party))
         .route("/ready/blocking", get(blocking))
         .route("/ready/stuck-image", get(stuck_image))

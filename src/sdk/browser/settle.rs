@@ -3,9 +3,16 @@
 //!
 //! A page is settled when its document is parsed (or loaded), no first-party XHR, fetch,
 //! EventSource, script or frame request is open (by CDP's Network events), no IndexedDB open or
-//! service-worker registration is in progress, no short timer is pending, the DOM has been quiet for the settle window (animation-frame callbacks
-//! included; `style` changes are animation and do not count) and there is some text.
+//! service-worker registration is in progress, no short timer is pending, the DOM has been
+//! quiet for the settle window (animation-frame callbacks included; `style` changes are
+//! animation and do not count), counted from the last DOM change or the last first-party
+//! response, whichever came later, and there is some text.
 //! Third-party requests, images, fonts and long timers never hold it.
+//!
+//! The settle window is the rule of last resort. [`page_idle`] ends the wait sooner on the
+//! page's own evidence: the DOM quiet for a shorter window, animation frames rendered since
+//! its last change, and the main thread idle since both that change and the last
+//! first-party response. `trace.readiness.settled_by` names which of the two ended it.
 
 use std::time::Duration;
 
@@ -37,6 +44,11 @@ pub struct Probe {
     pub blocking_script: Option<String>,
     /// Bytes of `document.body.innerText`.
     pub text_bytes: u64,
+    /// Animation frames rendered since the last DOM change (counted while probed).
+    pub frames_quiet: u64,
+    /// Milliseconds since the main thread last went idle (`requestIdleCallback`), when it
+    /// did after the last DOM change.
+    pub idle_ms: Option<u64>,
 }
 
 impl Probe {
@@ -54,6 +66,8 @@ impl Probe {
             pending_work: u("pending_work").unwrap_or(0),
             blocking_script: v["blocking_script"].as_str().map(redact::url),
             text_bytes: u("text_bytes").unwrap_or(0),
+            frames_quiet: u("frames_quiet").unwrap_or(0),
+            idle_ms: u("idle_ms"),
         })
     }
 }
@@ -65,6 +79,8 @@ pub struct Rule {
     pub settle_ms: u64,
     /// Text the page must show, at least.
     pub min_text_bytes: u64,
+    /// [`page_idle`] may end the wait before the settle window.
+    pub idle_evidence: bool,
 }
 
 /// The rule's answer.
@@ -76,20 +92,64 @@ pub struct Verdict {
     pub missing: Vec<&'static str>,
     /// When to look again: the earliest moment a missing condition could hold.
     pub recheck_in: Duration,
+    /// What ended it, once settled: `page_idle` or `dom_quiet` (the settle window).
+    pub by: Option<&'static str>,
 }
 
 /// How often the page is probed at most while something is still pending.
 const RECHECK: Duration = Duration::from_millis(50);
 
-/// Judge the evidence. `loaded`/`parsed` are the load and DOMContentLoaded events;
-/// `pending` the open requests CDP reports (first-party already decided).
-pub fn judge(
-    probe: &Probe,
-    loaded: bool,
-    parsed: bool,
-    pending: &[PendingRequest],
-    rule: Rule,
-) -> Verdict {
+/// The DOM-quiet window of [`page_idle`], and how long ago the last first-party response
+/// must have ended.
+pub const IDLE_QUIET_MS: u64 = 50;
+/// Animation frames rendered with no DOM change that [`page_idle`] asks for.
+pub const IDLE_FRAMES: u64 = 3;
+/// The idle period must begin at least this long after the last first-party response
+/// ended: the response still has to reach the page's main thread as a task.
+const IDLE_AFTER_RESPONSE_MS: u64 = 16;
+/// How often the page is probed while only the idle evidence is awaited.
+const IDLE_RECHECK: Duration = Duration::from_millis(20);
+
+/// The early rule: the page has settled before the settle window when its DOM has been
+/// quiet for [`IDLE_QUIET_MS`], the last first-party response ended at least as long ago,
+/// [`IDLE_FRAMES`] animation frames were rendered since the last DOM change (no long task
+/// holds the main thread), and the main thread went idle after both the change and the
+/// response (no task was queued: no response body, message, timer or scheduler slice was
+/// waiting to run). `own_quiet_ms`: milliseconds since the last first-party data or code
+/// request ended, `None` when none has.
+pub fn page_idle(probe: &Probe, own_quiet_ms: Option<u64>) -> bool {
+    let Some(own) = own_quiet_ms else {
+        return false;
+    };
+    probe.quiet_ms >= IDLE_QUIET_MS
+        && own >= IDLE_QUIET_MS
+        && probe.frames_quiet >= IDLE_FRAMES
+        && probe
+            .idle_ms
+            .is_some_and(|i| i < probe.quiet_ms && i + IDLE_AFTER_RESPONSE_MS <= own)
+}
+
+/// The load and parse events and the requests, as CDP reports them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tab<'a> {
+    /// The load event fired.
+    pub loaded: bool,
+    /// DOMContentLoaded fired.
+    pub parsed: bool,
+    /// The open requests (first-party already decided).
+    pub pending: &'a [PendingRequest],
+    /// Milliseconds since the last first-party data or code request ended.
+    pub own_quiet_ms: Option<u64>,
+}
+
+/// Judge the evidence.
+pub fn judge(probe: &Probe, tab: Tab<'_>, rule: Rule) -> Verdict {
+    let Tab {
+        loaded,
+        parsed,
+        pending,
+        own_quiet_ms,
+    } = tab;
     let mut missing = Vec::new();
     let mut recheck = RECHECK;
     if !(loaded || parsed || probe.ready_state != "loading") {
@@ -107,22 +167,37 @@ pub fn judge(
             recheck = recheck.min(Duration::from_millis(due.max(1)));
         }
     }
-    if probe.quiet_ms < rule.settle_ms {
-        let left = Duration::from_millis(rule.settle_ms - probe.quiet_ms);
+    let idle = rule.idle_evidence && page_idle(probe, own_quiet_ms);
+    // The window counts from the page's last change or its last own response, whichever
+    // came later: what a response brings may take the page a while to show.
+    let quiet = probe.quiet_ms.min(own_quiet_ms.unwrap_or(u64::MAX));
+    if quiet < rule.settle_ms && !idle {
+        let left = Duration::from_millis(rule.settle_ms - quiet);
         if probe.raf_dom_quiet_ms.is_some_and(|q| q < rule.settle_ms) {
             missing.push("animation-frame DOM changes");
         } else {
             missing.push("DOM quiet");
         }
         recheck = recheck.min(left);
+        if rule.idle_evidence {
+            let to_quiet = IDLE_QUIET_MS.saturating_sub(probe.quiet_ms);
+            recheck = recheck.min(IDLE_RECHECK.max(Duration::from_millis(to_quiet)));
+        }
     }
     if probe.text_bytes < rule.min_text_bytes {
         missing.push("minimum text");
     }
+    let settled = missing.is_empty();
+    let by = settled.then_some(if quiet >= rule.settle_ms {
+        "dom_quiet"
+    } else {
+        "page_idle"
+    });
     Verdict {
-        settled: missing.is_empty(),
+        settled,
         missing,
         recheck_in: recheck.max(Duration::from_millis(1)),
+        by,
     }
 }
 
@@ -133,7 +208,17 @@ mod tests {
     const RULE: Rule = Rule {
         settle_ms: 200,
         min_text_bytes: 1,
+        idle_evidence: false,
     };
+
+    fn tab(loaded: bool, parsed: bool, pending: &[PendingRequest]) -> Tab<'_> {
+        Tab {
+            loaded,
+            parsed,
+            pending,
+            own_quiet_ms: Some(1000),
+        }
+    }
 
     fn quiet_page() -> Probe {
         Probe {
@@ -160,7 +245,7 @@ mod tests {
             req("http://127.0.0.2:9/a.js", "Script", false),
             req("http://127.0.0.1:8/lazy.png", "Image", true),
         ];
-        let v = judge(&quiet_page(), false, true, &pending, RULE);
+        let v = judge(&quiet_page(), tab(false, true, &pending), RULE);
         assert!(v.settled, "{v:?}");
     }
 
@@ -177,7 +262,7 @@ mod tests {
             ..Probe::default()
         };
         let pending = [req("http://127.0.0.1:8/api", "Fetch", true)];
-        let v = judge(&p, false, false, &pending, RULE);
+        let v = judge(&p, tab(false, false, &pending), RULE);
         assert_eq!(
             v.missing,
             [
@@ -198,18 +283,14 @@ mod tests {
         p.quiet_ms = 150;
         let v = judge(
             &p,
-            true,
-            true,
-            &[req("http://a.example.com/x", "XHR", true)],
+            tab(true, true, &[req("http://a.example.com/x", "XHR", true)]),
             RULE,
         );
         assert_eq!(v.missing, ["first-party requests", "DOM quiet"]);
         assert_eq!(v.recheck_in, Duration::from_millis(50));
         let v = judge(
             &p,
-            true,
-            true,
-            &[req("https://ads.other.net/t", "XHR", false)],
+            tab(true, true, &[req("https://ads.other.net/t", "XHR", false)]),
             RULE,
         );
         assert_eq!(v.missing, ["DOM quiet"]);
@@ -225,5 +306,90 @@ mod tests {
         assert!(!blocking.contains("u:p"), "{blocking}");
         assert!(Probe::from_json(&Value::Null).is_none());
         assert!(Probe::from_json(&serde_json::json!({})).is_none());
+    }
+
+    /// A page quiet for 60 ms, 3 frames since, idle 10 ms ago.
+    fn idle_page() -> Probe {
+        Probe {
+            ready_state: "complete".into(),
+            quiet_ms: 60,
+            frames_quiet: 3,
+            idle_ms: Some(10),
+            text_bytes: 10,
+            ..Probe::default()
+        }
+    }
+
+    #[test]
+    fn idle_evidence_ends_the_wait_before_the_settle_window_and_is_named() {
+        let rule = Rule {
+            idle_evidence: true,
+            ..RULE
+        };
+        let v = judge(&idle_page(), tab(true, true, &[]), rule);
+        assert!(v.settled, "{v:?}");
+        assert_eq!(v.by, Some("page_idle"));
+        // Off (an explicit --readiness-stable-ms): the window is waited out.
+        let v = judge(&idle_page(), tab(true, true, &[]), RULE);
+        assert_eq!(v.missing, ["DOM quiet"]);
+        let v = judge(&quiet_page(), tab(true, true, &[]), rule);
+        assert_eq!(v.by, Some("dom_quiet"));
+    }
+
+    #[test]
+    fn idle_evidence_needs_frames_an_idle_period_and_a_response_old_enough() {
+        let p = idle_page();
+        assert!(page_idle(&p, Some(60)));
+        assert!(!page_idle(&p, None), "no first-party response ended yet");
+        assert!(!page_idle(&p, Some(40)), "the response is too recent");
+        let mut early = idle_page();
+        early.idle_ms = Some(50);
+        assert!(
+            !page_idle(&early, Some(60)),
+            "idle too soon after the response"
+        );
+        let q = |f: fn(&mut Probe)| {
+            let mut p = idle_page();
+            f(&mut p);
+            page_idle(&p, Some(500))
+        };
+        assert!(!q(|p| p.quiet_ms = 40), "DOM quiet too short");
+        assert!(!q(|p| p.frames_quiet = 2), "too few frames");
+        assert!(!q(|p| p.idle_ms = None), "no idle period since the change");
+        assert!(!q(|p| p.idle_ms = Some(70)), "idle before the change");
+    }
+
+    #[test]
+    fn the_settle_window_counts_from_the_last_first_party_response_too() {
+        let t = Tab {
+            own_quiet_ms: Some(120),
+            ..tab(true, true, &[])
+        };
+        let v = judge(&quiet_page(), t, RULE);
+        assert_eq!(v.missing, ["DOM quiet"]);
+        assert_eq!(v.recheck_in, Duration::from_millis(50));
+        let t = Tab {
+            own_quiet_ms: Some(190),
+            ..t
+        };
+        assert_eq!(
+            judge(&quiet_page(), t, RULE).recheck_in,
+            Duration::from_millis(10)
+        );
+    }
+
+    #[test]
+    fn while_only_idle_evidence_is_awaited_the_page_is_probed_sooner() {
+        let rule = Rule {
+            idle_evidence: true,
+            ..RULE
+        };
+        let mut p = idle_page();
+        p.frames_quiet = 1;
+        let v = judge(&p, tab(true, true, &[]), rule);
+        assert_eq!(v.recheck_in, Duration::from_millis(20));
+        p.quiet_ms = 10;
+        let v = judge(&p, tab(true, true, &[]), rule);
+        assert_eq!(v.recheck_in, Duration::from_millis(40));
     }
 }

@@ -15,7 +15,7 @@ use super::assets;
 use super::eval::evaluate;
 use super::network::{PendingRequest, State};
 use super::session::{crashed_error, lock, Shared};
-use super::settle::{self, Probe, Rule, Verdict};
+use super::settle::{self, Probe, Rule, Tab, Verdict};
 use super::stall::Cutter;
 use crate::error::{AfError, ErrorCode, Warning};
 use crate::sdk::cdp::CdpConnection;
@@ -71,7 +71,20 @@ struct Look {
     doc_arrived: bool,
     inflight: usize,
     quiet: u64,
+    own_quiet: Option<u64>,
     pending: Vec<PendingRequest>,
+}
+
+impl Look {
+    /// The tab's side of the settle rule.
+    fn tab(&self) -> Tab<'_> {
+        Tab {
+            loaded: self.loaded.is_some(),
+            parsed: self.parsed.is_some(),
+            pending: &self.pending,
+            own_quiet_ms: self.own_quiet,
+        }
+    }
 }
 
 fn look(state: &Shared) -> Result<Look, AfError> {
@@ -89,6 +102,7 @@ fn look(state: &Shared) -> Result<Look, AfError> {
             .is_some_and(|d| d.state != State::Pending),
         inflight: st.network.inflight(),
         quiet: st.network.quiet_ms(),
+        own_quiet: st.network.settle_quiet_ms(),
         pending: st.network.pending(),
     })
 }
@@ -116,6 +130,7 @@ pub async fn wait(
     let rule = Rule {
         settle_ms: opts.readiness_stable_ms,
         min_text_bytes: opts.readiness_min_text_bytes,
+        idle_evidence: opts.readiness_idle_evidence,
     };
     let mut seen = Seen {
         load_ms: None,
@@ -243,13 +258,7 @@ pub async fn wait(
     if timed_out || seen.probe.is_none() {
         let t = call_timeout(Instant::now());
         if let Some(p) = probe(conn, session, &mut seen, t).await? {
-            seen.verdict = Some(settle::judge(
-                &p,
-                last.loaded.is_some(),
-                last.parsed.is_some(),
-                &last.pending,
-                rule,
-            ));
+            seen.verdict = Some(settle::judge(&p, last.tab(), rule));
         }
     }
     let waited = ms(started.elapsed());
@@ -282,9 +291,15 @@ pub async fn wait(
         "inflight_requests": last.inflight,
         "network_quiet_ms": last.quiet,
         "ready_state": have_probe.then_some(p.ready_state.clone()),
+        "settled_by": (ended_by == "settled")
+            .then(|| seen.verdict.as_ref().and_then(|v| v.by))
+            .flatten(),
         "dom_stable": have_probe && p.quiet_ms >= opts.readiness_stable_ms,
         "dom_quiet_ms": have_probe.then_some(p.quiet_ms),
         "dom_mutations": have_probe.then_some(p.mutations),
+        "frames_quiet": have_probe.then_some(p.frames_quiet),
+        "idle_ms": p.idle_ms,
+        "own_quiet_ms": last.own_quiet,
         "short_timers": have_probe.then_some(p.short_timers),
         "intervals": have_probe.then_some(p.intervals),
         "text_bytes": have_probe.then_some(p.text_bytes),
@@ -329,7 +344,7 @@ async fn auto_step(
     let Some(p) = probe(conn, session, seen, t).await? else {
         return Ok(fallback(seen).then_some("quiet_window"));
     };
-    let verdict = settle::judge(&p, l.loaded.is_some(), l.parsed.is_some(), &l.pending, rule);
+    let verdict = settle::judge(&p, l.tab(), rule);
     seen.next_probe = Instant::now() + verdict.recheck_in;
     // A request the page started just before the probe answered is announced before that
     // answer, but the collector may not have folded it yet: give it a moment and look again.

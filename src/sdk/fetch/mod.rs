@@ -69,6 +69,9 @@ pub struct BrowserOptions {
     pub readiness_idle_ms: u64,
     /// `--readiness-stable-ms`: the settle window of `--wait auto`.
     pub readiness_stable_ms: u64,
+    /// The page's idle evidence may end `--wait auto` before the settle window
+    /// (`settle::early_rule`); off when `--readiness-stable-ms` is given.
+    pub readiness_idle_evidence: bool,
     /// `--screenshot-format`: `png`, `jpeg` or `webp`.
     pub screenshot_format: &'static str,
     /// `--screenshot-quality` (jpeg and webp only).
@@ -119,6 +122,7 @@ impl Default for BrowserOptions {
             network_body_max_bytes: 10 * 1024 * 1024,
             readiness_idle_ms: 500,
             readiness_stable_ms: 200,
+            readiness_idle_evidence: true,
             readiness_budget_ms: 5000,
             stall_cutoff_ms: 1000,
             screenshot_format: "png",

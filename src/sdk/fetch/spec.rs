@@ -122,7 +122,7 @@ pub struct FetchSpec {
     )]
     pub stall_cutoff_ms: Option<u64>,
     /// Settle window for --wait auto: how long the DOM must be quiet, in milliseconds
-    /// (default 200).
+    /// (default 200; when given, the page's idle evidence no longer ends the wait sooner).
     #[cfg_attr(feature = "cli", arg(long, value_name = "MS"))]
     pub readiness_stable_ms: Option<u64>,
     /// Minimum visible text for --wait auto to consider the page ready, in bytes (default 1).

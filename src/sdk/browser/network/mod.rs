@@ -73,6 +73,8 @@ pub struct NetworkLog {
     extra_announced: HashMap<String, usize>,
     inflight: HashSet<String>,
     last_activity: Instant,
+    /// When the last request that holds `--wait auto` ended ([`pending`]).
+    settle_done_at: Option<Instant>,
     main_frame: String,
     document: Option<String>,
     t0: Option<f64>,
@@ -116,6 +118,7 @@ impl NetworkLog {
             extra_announced: HashMap::new(),
             inflight: HashSet::new(),
             last_activity: Instant::now(),
+            settle_done_at: None,
             main_frame: main_frame.to_string(),
             document: None,
             t0: None,
@@ -202,6 +205,7 @@ impl NetworkLog {
             NetworkEvent::LoadingFinished(p) => {
                 self.last_activity = Instant::now();
                 self.inflight.remove(&p.request_id);
+                self.note_end(&p.request_id);
                 if let Some(e) = self.last_hop(&p.request_id) {
                     e.state = State::Finished;
                     e.ended_at = p.timestamp;
@@ -251,6 +255,7 @@ impl NetworkLog {
     fn loading_failed(&mut self, p: cdp_network::LoadingFailed) {
         self.last_activity = Instant::now();
         self.inflight.remove(&p.request_id);
+        self.note_end(&p.request_id);
         let last = self
             .chains
             .get(&p.request_id)
@@ -372,6 +377,10 @@ impl NetworkLog {
             _ => return,
         };
         let mut budget = self.stream_budget;
+        let ends = matches!(
+            ev,
+            NetworkEvent::WebSocketResponse(_) | NetworkEvent::WebSocketClosed(_)
+        );
         let Some(e) = self.last_hop(&id) else {
             return;
         };
@@ -421,6 +430,9 @@ impl NetworkLog {
             _ => {}
         }
         self.stream_budget = budget;
+        if ends {
+            self.note_end(&id);
+        }
     }
 
     fn open_entries(&self) -> impl Iterator<Item = &Entry> {

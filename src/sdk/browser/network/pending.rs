@@ -11,7 +11,16 @@ use crate::sdk::redact;
 
 /// Resource types whose first-party requests keep `--wait auto` waiting: the page's own data
 /// and code. Images, fonts, media and beacons do not: they do not change what the page says.
-const SETTLE_TYPES: &[&str] = &["XHR", "Fetch", "Script", "EventSource", "Document"];
+/// A first-party WebSocket holds it until its handshake is answered (the page's own wait
+/// for an answer on it is seen by the page-side probe).
+const SETTLE_TYPES: &[&str] = &[
+    "XHR",
+    "Fetch",
+    "Script",
+    "EventSource",
+    "Document",
+    "WebSocket",
+];
 
 /// One request that has started and not finished or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,13 +89,45 @@ impl NetworkLog {
         site_of(&Url::parse(&d.url).ok()?)
     }
 
-    /// Every open request except the main document and WebSockets, oldest first.
+    /// A request ends (finished or failed): when it is one that holds `--wait auto`, this is
+    /// when the page's last own response came.
+    pub(super) fn note_end(&mut self, cdp_id: &str) {
+        let site = self.document_site();
+        let Some(e) = self
+            .chains
+            .get(cdp_id)
+            .and_then(|h| h.last())
+            .and_then(|&i| self.entries.get(i))
+        else {
+            return;
+        };
+        if SETTLE_TYPES.contains(&e.resource_type.as_str())
+            && is_first_party(&e.url, site.as_deref())
+        {
+            self.settle_done_at = Some(std::time::Instant::now());
+        }
+    }
+
+    /// Milliseconds since the last first-party data or code request ended (the main
+    /// document included); `None` before any did.
+    pub fn settle_quiet_ms(&self) -> Option<u64> {
+        self.settle_done_at
+            .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Every open request except the main document, oldest first. A WebSocket is open
+    /// until its handshake is answered.
     pub fn pending(&self) -> Vec<PendingRequest> {
         let site = self.document_site();
         let doc = self.document().map(|d| d.id.clone());
         let mut out: Vec<(f64, PendingRequest)> = self
             .open_entries()
             .filter(|e| e.resource_type != "WebSocket" && Some(&e.id) != doc.as_ref())
+            .chain(
+                self.entries
+                    .iter()
+                    .filter(|e| e.resource_type == "WebSocket" && e.state == State::Pending),
+            )
             .map(|e| {
                 (
                     e.sent_at.unwrap_or(0.0),

@@ -317,6 +317,7 @@ impl FetchSpec {
             readiness_stable_ms: self
                 .readiness_stable_ms
                 .unwrap_or(defaults.readiness_stable_ms),
+            readiness_idle_evidence: self.readiness_stable_ms.is_none(),
             readiness_budget_ms: self
                 .readiness_budget_ms
                 .unwrap_or(defaults.readiness_budget_ms),
