@@ -28,40 +28,48 @@ pub async fn gate_text(state: &ListenerState, text: ws::Utf8Bytes) -> ws::Messag
     if frame.get("method").and_then(Value::as_str) != Some("Target.createTarget") {
         return ws::Message::Text(text);
     }
-    let Some(open) = open_pages(state).await else {
-        // The browser's list is unavailable: let the browser itself answer.
+    if room_for_a_tab(state).await {
         return ws::Message::Text(text);
+    }
+    frame["method"] = json!(HOST_BUSY_METHOD);
+    frame["params"] = json!({});
+    ws::Message::Text(frame.to_string().into())
+}
+
+/// Whether a client may have one more tab: fewer than `--max-tabs` are open (logged as a
+/// `warn` when not). True when the browser's list is unavailable: the browser answers then.
+/// A ready tab of the pool is given only when this is true, like a tab the browser creates.
+pub async fn room_for_a_tab(state: &ListenerState) -> bool {
+    let Some(open) = open_pages(state).await else {
+        return true;
     };
     if open < state.config.max_tabs {
-        return ws::Message::Text(text);
+        return true;
     }
     crate::host::log::log(
         crate::host::log::Level::Warn,
         "tab cap full: refusing Target.createTarget",
         json!({"open_tabs": open, "max_tabs": state.config.max_tabs}),
     );
-    frame["method"] = json!(HOST_BUSY_METHOD);
-    frame["params"] = json!({});
-    ws::Message::Text(frame.to_string().into())
+    false
 }
 
-/// How many page targets the browser has open now.
+/// How many page targets the clients have open now (`/health` `tabs_active`, what
+/// `--max-tabs` caps): the browser's page list without the host's own tabs (the pool's
+/// ready tabs and the one it is making ready) and without the tabs whose close went through
+/// the host. A ready tab a fetch took counts.
 pub async fn open_pages(state: &ListenerState) -> Option<usize> {
     let upstream = state.view.upstream()?;
     let list = super::devtools::fetch_json(&upstream.http_base, "/json/list")
         .await
         .ok()?;
-    // The pool's ready tabs are the host's, not the clients'.
-    let ready = state.pool.ready();
-    Some(
-        list.as_array()?
-            .iter()
-            .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
-            .filter(|t| {
-                t.get("id")
-                    .and_then(Value::as_str)
-                    .is_none_or(|id| !ready.contains(id))
-            })
-            .count(),
-    )
+    let pages: Vec<&str> = list
+        .as_array()?
+        .iter()
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+        .filter_map(|t| t.get("id").and_then(Value::as_str))
+        .collect();
+    state.pool.listed(&pages.iter().copied().collect());
+    let hidden = state.pool.hidden().await;
+    Some(pages.iter().filter(|id| !hidden.contains(**id)).count())
 }

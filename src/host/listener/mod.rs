@@ -7,9 +7,11 @@
 
 pub mod auth;
 pub mod caps;
+mod client_frames;
 pub mod config;
 mod devtools;
 pub mod handoff;
+mod pool_frames;
 pub mod proxy;
 pub mod refusal;
 mod request_facts;

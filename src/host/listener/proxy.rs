@@ -200,7 +200,6 @@ async fn splice_to(
     };
     let disconnected = state.disconnected();
     let guard = state.client_opened();
-    let pool = Arc::clone(&state.pool);
     let refill = Arc::clone(&state.pool);
     let state = state.clone();
     let browser_url = url.to_string();
@@ -216,56 +215,36 @@ async fn splice_to(
             let attached = std::time::Instant::now();
             let (client_tx, client_rx) = client.split();
             let (upstream_tx, upstream_rx) = upstream.split();
-            let outgoing = leases.clone();
             // Answers the host gives itself (a ready tab for a created one) join the
             // browser's on the way to the client.
             let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-            let lists = Arc::new(super::tab_pool::ListCalls::default());
-            let listed = Arc::clone(&lists);
-            let ws_url = browser_url.clone();
+            let frames = Arc::new(super::client_frames::ClientFrames::new(
+                state,
+                leases.clone(),
+                browser_url.clone(),
+                answers_tx,
+            ));
+            let out_frames = Arc::clone(&frames);
             let gated = client_rx
                 .then(move |message| {
-                    let state = state.clone();
-                    let leases = outgoing.clone();
-                    let answers = answers_tx.clone();
-                    let lists = Arc::clone(&listed);
-                    let ws_url = ws_url.clone();
+                    let frames = Arc::clone(&out_frames);
                     async move {
-                        let Ok(ws::Message::Text(text)) = message else {
-                            return Some(message);
-                        };
-                        if let Some(l) = &leases {
-                            if let Some(answer) = from_pool(&state, l, &ws_url, text.as_str()) {
-                                let _ = answers.send(answer);
-                                return None;
-                            }
-                            lists.outgoing(text.as_str());
+                        match message {
+                            Ok(ws::Message::Text(text)) => frames.outgoing(text).await.map(Ok),
+                            other => Some(other),
                         }
-                        let gated = super::caps::gate_text(&state, text).await;
-                        Some(Ok(match (gated, &leases) {
-                            (ws::Message::Text(text), Some(l)) => match l.outgoing(text.as_str()) {
-                                Some(rewritten) => {
-                                    ws::Message::Text(ws::Utf8Bytes::from(rewritten))
-                                }
-                                None => ws::Message::Text(text),
-                            },
-                            (other, _) => other,
-                        }))
                     }
                 })
                 .filter_map(std::future::ready);
-            let incoming = leases.clone();
-            let pool = Arc::clone(&pool);
-            let upstream_rx = upstream_rx.map(move |m| match (m, &incoming) {
-                (Ok(ts::Message::Text(text)), Some(l)) => {
-                    l.incoming(text.as_str());
-                    match lists.incoming(text.as_str(), &pool) {
-                        Some(rewritten) => Ok(ts::Message::Text(Utf8Bytes::from(rewritten))),
-                        None => Ok(ts::Message::Text(text)),
+            let upstream_rx = Box::pin(upstream_rx.then(move |m| {
+                let frames = Arc::clone(&frames);
+                async move {
+                    match m {
+                        Ok(ts::Message::Text(text)) => Ok(frames.incoming(text).await),
+                        m => m,
                     }
                 }
-                (m, _) => m,
-            });
+            }));
             let upstream_rx = with_own_answers(upstream_rx, answers_rx);
             splice_halves(
                 client_tx,
@@ -279,7 +258,9 @@ async fn splice_to(
             // the clean-up as well.
             drop(guard);
             if let Some(leases) = leases {
-                leases.release(&browser_url).await;
+                for target in leases.release(&browser_url).await {
+                    refill.closing(&target);
+                }
                 refill.refill();
             }
             drop(slot);
@@ -294,24 +275,6 @@ async fn splice_to(
                 );
             }
         })
-}
-
-/// A temporary blank `Target.createTarget` answered with a ready tab of the pool, now
-/// leased to this client (`None`: the frame goes to the browser).
-fn from_pool(
-    state: &ListenerState,
-    leases: &TabLeases,
-    browser_ws_url: &str,
-    text: &str,
-) -> Option<String> {
-    if !text.contains("Target.createTarget") || state.pool.is_empty() {
-        return None;
-    }
-    let msg: serde_json::Value = serde_json::from_str(text).ok()?;
-    let id = super::tab_pool::poolable_create(&msg)?;
-    let tab = state.pool.take(browser_ws_url)?;
-    leases.adopt(&tab);
-    Some(super::tab_pool::created_answer(id, &tab))
 }
 
 /// The browser's frames, with the host's own answers mixed in; ends when the browser's

@@ -353,6 +353,7 @@ async fn health_doc(state: &ListenerState, access: Access, status: HostStatus) -
     if let Some(tabs) = super::caps::open_pages(state).await {
         doc.insert("tabs_active".into(), json!(tabs));
     }
+    doc.insert("tabs_ready".into(), json!(state.pool.len()));
     doc.insert("capabilities_url".into(), json!("/capabilities"));
     Json(Value::Object(doc))
 }
@@ -416,7 +417,7 @@ async fn json_list(
     };
     let base = ws_base(&headers, scheme);
     if let Value::Array(targets) = &mut doc {
-        super::tab_pool::without_ready(targets, &state.pool.ready(), "id");
+        super::pool_frames::without_hidden(targets, &state.pool.hidden().await, "id");
         for target in targets.iter_mut().filter_map(Value::as_object_mut) {
             let id = target.get("id").and_then(Value::as_str).map(str::to_string);
             match id {

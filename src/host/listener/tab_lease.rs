@@ -20,6 +20,12 @@ use crate::host::log::{log, Level};
 /// The `Target.createTarget` parameter that marks a tab as temporary for this connection.
 pub const TEMPORARY_PARAM: &str = "afhttpTemporary";
 
+/// The `Target.createTarget` parameter by which a driver asks to be attached to the tab in
+/// the same call (flattened): a host that answers from its ready tabs attaches it on the
+/// driver's connection and answers `{targetId, sessionId}`. Without a `sessionId` in the
+/// answer, the driver attaches itself. Stripped before the browser sees it.
+pub const ATTACH_PARAM: &str = "afhttpAttach";
+
 /// Answers longer than this are not a `Target.createTarget` answer (skip parsing them).
 const MAX_ANSWER_LEN: usize = 512;
 
@@ -59,10 +65,12 @@ impl TabLeases {
             return None;
         }
         let id = msg.get("id").and_then(Value::as_u64)?;
-        let marked = msg
-            .get_mut("params")
-            .and_then(Value::as_object_mut)
-            .and_then(|p| p.remove(TEMPORARY_PARAM))
+        let params = msg.get_mut("params").and_then(Value::as_object_mut);
+        let marked = params
+            .and_then(|p| {
+                p.remove(ATTACH_PARAM);
+                p.remove(TEMPORARY_PARAM)
+            })
             .is_some_and(|v| v == Value::Bool(true));
         if marked {
             self.lock().pending.insert(id);
@@ -77,14 +85,8 @@ impl TabLeases {
         if inner.targets.is_empty() {
             return;
         }
-        let Ok(msg) = serde_json::from_str::<Value>(text) else {
-            return;
-        };
-        if msg.get("method").and_then(Value::as_str) != Some("Target.closeTarget") {
-            return;
-        }
-        if let Some(target) = msg["params"]["targetId"].as_str() {
-            inner.targets.retain(|t| t != target);
+        if let Some(target) = super::pool_frames::closed_target(text) {
+            inner.targets.retain(|t| *t != target);
         }
     }
 
@@ -122,11 +124,11 @@ impl TabLeases {
     }
 
     /// The client is gone: close its marked targets that are still open (a target the
-    /// client closed itself is simply not found).
-    pub async fn release(&self, browser_ws_url: &str) {
+    /// client closed itself is simply not found). Returns the targets it closed.
+    pub async fn release(&self, browser_ws_url: &str) -> Vec<String> {
         let targets = self.take();
         if targets.is_empty() {
-            return;
+            return targets;
         }
         let conn =
             match crate::sdk::cdp::CdpConnection::connect_devtools(browser_ws_url, CLOSE_BOUND)
@@ -134,10 +136,10 @@ impl TabLeases {
             {
                 Ok(c) => c,
                 // The browser is gone (crash, restart, switch): so are its tabs.
-                Err(_) => return,
+                Err(_) => return Vec::new(),
             };
-        let mut closed = 0;
-        for target in &targets {
+        let mut closed = Vec::new();
+        for target in targets {
             let r = conn
                 .call(
                     None,
@@ -146,16 +148,19 @@ impl TabLeases {
                     CLOSE_BOUND,
                 )
                 .await;
-            closed += usize::from(r.is_ok_and(|v| v["success"] != false));
+            if r.is_ok_and(|v| v["success"] != false) {
+                closed.push(target);
+            }
         }
         conn.close();
-        if closed > 0 {
+        if !closed.is_empty() {
             log(
                 Level::Info,
                 "closed tabs a disconnected client left open",
-                json!({"closed": closed}),
+                json!({"closed": closed.len()}),
             );
         }
+        closed
     }
 }
 
@@ -173,9 +178,17 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["params"], json!({"url": "about:blank"}));
         assert_eq!(v["id"], 7);
+        let out = l
+            .outgoing(r#"{"id":8,"method":"Target.createTarget","params":{"afhttpTemporary":true,"afhttpAttach":true}}"#)
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap()["params"],
+            json!({})
+        );
         l.incoming(r#"{"id":6,"result":{"targetId":"OTHER"}}"#);
         l.incoming(r#"{"id":7,"result":{"targetId":"ABC"}}"#);
-        assert_eq!(l.take(), vec!["ABC".to_string()]);
+        l.incoming(r#"{"id":8,"result":{"targetId":"DEF"}}"#);
+        assert_eq!(l.take(), vec!["ABC".to_string(), "DEF".to_string()]);
     }
 
     #[test]

@@ -10,14 +10,19 @@
 //! off the critical path, once the client that took a tab has gone; full, the refill task sleeps
 //! (an idle host runs no loop and its blank tabs run no script).
 //!
-//! Ready tabs are the host's, not the clients': `Target.getTargets` answers, `/json/list`
-//! and the `--max-tabs` count leave them out.
+//! Ready tabs are the host's, not the clients': `Target.getTargets` answers, `/json/list`,
+//! `/health` `tabs_active` and the `--max-tabs` count leave them out, and a tab being made
+//! ready too (the browser lists it as soon as it exists, before the pool knows its id: a
+//! reader waits for that creation to end, see [`TabPool::hidden`]). A taken tab is the
+//! client's from then on and counts like any tab the client created. A tab whose
+//! `Target.closeTarget` went through the host counts as closed at once (the browser lists it
+//! a little longer), pool or not: so the count means the tabs the clients hold.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::Notify;
 
 use super::state::HostView;
@@ -29,8 +34,16 @@ const CALL_BOUND: Duration = Duration::from_secs(10);
 /// How often the refill looks again while the browser is not up (starting, restarting).
 const RETRY: Duration = Duration::from_millis(500);
 
-/// Answers longer than this are not a `Target.getTargets` answer worth rewriting.
-const MAX_LIST_LEN: usize = 4 * 1024 * 1024;
+/// How long a reader of the host's tabs waits for a tab creation of the refill to end.
+const CREATION_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a tab whose close went through the host is counted as closed while the browser
+/// still lists it (`Target.closeTarget` answers before the tab is gone, 60-150 ms on a busy
+/// machine; a page whose `beforeunload` keeps it open counts again after this).
+const CLOSING_HIDDEN: Duration = Duration::from_secs(5);
+
+/// Most closing tabs remembered (older ones count again).
+const MAX_CLOSING: usize = 1024;
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -38,6 +51,10 @@ struct Inner {
     browser: Option<String>,
     /// Ready tab ids, oldest first.
     ready: VecDeque<String>,
+    /// Tabs the refill created and is still attaching to (not yet ready, not a client's).
+    preparing: HashSet<String>,
+    /// Tabs whose close went through the host, and when.
+    closing: HashMap<String, Instant>,
 }
 
 /// The host's ready tabs.
@@ -48,6 +65,9 @@ pub struct TabPool {
     inner: Mutex<Inner>,
     /// Woken after a take: the refill task tops the pool up.
     wake: Notify,
+    /// Held while a `Target.createTarget` of the refill is out: the browser may list the
+    /// new tab before the pool has its id.
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl TabPool {
@@ -57,6 +77,7 @@ impl TabPool {
             size,
             inner: Mutex::default(),
             wake: Notify::new(),
+            creating: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -85,9 +106,56 @@ impl TabPool {
         }
     }
 
-    /// The ready tabs' ids (hidden from the clients' lists).
-    pub fn ready(&self) -> HashSet<String> {
-        self.lock().ready.iter().cloned().collect()
+    /// The host's own tabs (ready or being made ready), left out of the clients' lists and
+    /// counts. Call it after reading the browser's list: it first waits (at most
+    /// [`CREATION_WAIT`]) for a tab creation under way, whose tab that list may hold.
+    pub async fn hidden(&self) -> HashSet<String> {
+        if self.size > 0 {
+            let _created = tokio::time::timeout(CREATION_WAIT, self.creating.lock()).await;
+            return self.hidden_now();
+        }
+        self.hidden_now()
+    }
+
+    fn hidden_now(&self) -> HashSet<String> {
+        let inner = self.lock();
+        let closing = inner
+            .closing
+            .iter()
+            .filter(|(_, at)| at.elapsed() < CLOSING_HIDDEN)
+            .map(|(id, _)| id);
+        inner
+            .ready
+            .iter()
+            .chain(&inner.preparing)
+            .chain(closing)
+            .cloned()
+            .collect()
+    }
+
+    /// A client (or the host, for a client gone) asked the browser to close `target`: it
+    /// counts as closed from now on, though the browser lists it a little longer.
+    pub fn closing(&self, target: &str) {
+        let mut inner = self.lock();
+        inner.closing.retain(|_, at| at.elapsed() < CLOSING_HIDDEN);
+        if inner.closing.len() >= MAX_CLOSING {
+            let oldest = inner
+                .closing
+                .iter()
+                .min_by_key(|(_, at)| **at)
+                .map(|(id, _)| id.clone());
+            if let Some(id) = oldest {
+                inner.closing.remove(&id);
+            }
+        }
+        inner.closing.insert(target.to_string(), Instant::now());
+    }
+
+    /// The browser's page list now holds only `listed`: a closing tab not in it is gone.
+    pub fn listed(&self, listed: &HashSet<&str>) {
+        self.lock()
+            .closing
+            .retain(|id, at| listed.contains(id.as_str()) && at.elapsed() < CLOSING_HIDDEN);
     }
 
     /// How many tabs are ready now.
@@ -142,10 +210,20 @@ impl TabPool {
             }
         }
         while self.len() < self.size {
-            let Some(id) = create_blank(c).await else {
-                return false;
+            let id = {
+                let _creating = self.creating.lock().await;
+                let Some(id) = create_blank(c).await else {
+                    return false;
+                };
+                self.lock().preparing.insert(id.clone());
+                id
             };
+            let attached = attach(c, &id).await;
             let mut inner = self.lock();
+            inner.preparing.remove(&id);
+            if !attached {
+                return false;
+            }
             if inner.browser.as_deref() == Some(browser) {
                 inner.ready.push_back(id);
             }
@@ -160,8 +238,6 @@ impl TabPool {
 /// the tab of a fetch still running. The fetch that takes it brings it to the front before
 /// it navigates (`Page.bringToFront`, in its pipelined setup).
 ///
-/// The pool attaches to it too (and keeps the session until the tab closes): the tab's
-/// DevTools agents are then up, and the fetch's own attach takes 2 ms instead of 3–16.
 async fn create_blank(conn: &CdpConnection) -> Option<String> {
     let r = conn
         .call(
@@ -172,7 +248,13 @@ async fn create_blank(conn: &CdpConnection) -> Option<String> {
         )
         .await
         .ok()?;
-    let id = r["targetId"].as_str().map(String::from)?;
+    r["targetId"].as_str().map(String::from)
+}
+
+/// Attach the pool to its new tab `id` (and keep the session until the tab closes): the
+/// tab's DevTools agents are then up, and the fetch's own attach takes 2 ms instead of
+/// 3–16. A tab that cannot be attached to is closed; false then.
+async fn attach(conn: &CdpConnection, id: &str) -> bool {
     let attached = conn
         .call(
             None,
@@ -190,127 +272,17 @@ async fn create_blank(conn: &CdpConnection) -> Option<String> {
                 CALL_BOUND,
             )
             .await;
-        return None;
+        return false;
     }
-    Some(id)
-}
-
-/// Whether a client's frame is a temporary blank `Target.createTarget` the pool may answer:
-/// its id when it is.
-pub fn poolable_create(msg: &Value) -> Option<u64> {
-    if msg.get("method").and_then(Value::as_str) != Some("Target.createTarget")
-        || msg.get("sessionId").is_some()
-    {
-        return None;
-    }
-    let params = msg.get("params")?.as_object()?;
-    let blank = params
-        .get("url")
-        .is_none_or(|u| u.as_str() == Some("about:blank"));
-    let temporary = params.get(super::tab_lease::TEMPORARY_PARAM) == Some(&Value::Bool(true));
-    let nothing_else = params
-        .keys()
-        .all(|k| k == "url" || k == super::tab_lease::TEMPORARY_PARAM);
-    (blank && temporary && nothing_else)
-        .then(|| msg.get("id").and_then(Value::as_u64))
-        .flatten()
-}
-
-/// The answer to command `id` that the browser would have given for a created `target`.
-pub fn created_answer(id: u64, target: &str) -> String {
-    json!({"id": id, "result": {"targetId": target}}).to_string()
-}
-
-/// Leave the ready tabs out of a target list (`key`: `targetId` in `Target.getTargets`,
-/// `id` in `/json/list`); true when one was left out.
-pub fn without_ready(list: &mut Vec<Value>, ready: &HashSet<String>, key: &str) -> bool {
-    let before = list.len();
-    list.retain(|t| {
-        t.get(key)
-            .and_then(Value::as_str)
-            .is_none_or(|id| !ready.contains(id))
-    });
-    list.len() != before
-}
-
-/// The `Target.getTargets` calls of one client still waiting for their answer, so the
-/// ready tabs can be left out of it.
-#[derive(Debug, Default)]
-pub struct ListCalls(Mutex<HashSet<u64>>);
-
-impl ListCalls {
-    fn lock(&self) -> MutexGuard<'_, HashSet<u64>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A client → browser frame: remember a `Target.getTargets` call.
-    pub fn outgoing(&self, text: &str) {
-        if !text.contains("Target.getTargets") {
-            return;
-        }
-        let Ok(msg) = serde_json::from_str::<Value>(text) else {
-            return;
-        };
-        if msg.get("method").and_then(Value::as_str) == Some("Target.getTargets") {
-            if let Some(id) = msg.get("id").and_then(Value::as_u64) {
-                self.lock().insert(id);
-            }
-        }
-    }
-
-    /// A browser → client frame: the answer to a remembered call, without the ready tabs
-    /// (`None`: pass the frame unchanged).
-    pub fn incoming(&self, text: &str, pool: &TabPool) -> Option<String> {
-        if text.len() > MAX_LIST_LEN || !text.contains("targetInfos") || self.lock().is_empty() {
-            return None;
-        }
-        let mut msg: Value = serde_json::from_str(text).ok()?;
-        let id = msg.get("id").and_then(Value::as_u64)?;
-        if !self.lock().remove(&id) {
-            return None;
-        }
-        let ready = pool.ready();
-        if ready.is_empty() {
-            return None;
-        }
-        let list = msg.pointer_mut("/result/targetInfos")?.as_array_mut()?;
-        without_ready(list, &ready, "targetId").then(|| msg.to_string())
-    }
+    true
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use super::super::pool_frames::{closed_target, ListCalls};
     use super::*;
-
-    fn create(params: Value) -> Value {
-        json!({"id": 4, "method": "Target.createTarget", "params": params})
-    }
-
-    #[test]
-    fn only_a_temporary_blank_tab_with_nothing_else_asked_comes_from_the_pool() {
-        assert_eq!(
-            poolable_create(&create(
-                json!({"url": "about:blank", "afhttpTemporary": true})
-            )),
-            Some(4)
-        );
-        assert_eq!(
-            poolable_create(&create(json!({"afhttpTemporary": true}))),
-            Some(4)
-        );
-        for params in [
-            json!({"url": "about:blank"}),
-            json!({"url": "https://example.com/", "afhttpTemporary": true}),
-            json!({"url": "about:blank", "afhttpTemporary": true, "browserContextId": "C"}),
-            json!({"url": "about:blank", "afhttpTemporary": true, "width": 800}),
-        ] {
-            assert_eq!(poolable_create(&create(params.clone())), None, "{params}");
-        }
-        let mut in_session = create(json!({"afhttpTemporary": true}));
-        in_session["sessionId"] = json!("S");
-        assert_eq!(poolable_create(&in_session), None);
-    }
+    use serde_json::Value;
 
     #[test]
     fn a_tab_is_taken_once_and_a_replaced_browser_empties_the_pool() {
@@ -321,34 +293,70 @@ mod tests {
             inner.ready.extend(["T1".to_string(), "T2".to_string()]);
         }
         assert_eq!(pool.take("ws://a").as_deref(), Some("T1"));
-        assert_eq!(pool.ready(), HashSet::from(["T2".to_string()]));
+        assert_eq!(pool.hidden_now(), HashSet::from(["T2".to_string()]));
         assert_eq!(pool.take("ws://b"), None);
         assert!(pool.is_empty());
     }
 
-    #[test]
-    fn a_list_answer_leaves_the_ready_tabs_out() {
-        let pool = TabPool::new(1);
+    #[tokio::test]
+    async fn a_closing_tab_counts_as_closed_until_the_browser_drops_it() {
+        let pool = TabPool::new(0);
+        let close = r#"{"id":3,"method":"Target.closeTarget","params":{"targetId":"T"}}"#;
+        pool.closing(&closed_target(close).unwrap());
+        assert_eq!(pool.hidden().await, HashSet::from(["T".to_string()]));
+        pool.listed(&HashSet::from(["T", "OTHER"]));
+        assert_eq!(pool.hidden().await, HashSet::from(["T".to_string()]));
+        pool.listed(&HashSet::from(["OTHER"]));
+        assert!(pool.hidden().await.is_empty());
+        let in_session =
+            r#"{"id":4,"sessionId":"S","method":"Target.closeTarget","params":{"targetId":"T"}}"#;
+        assert_eq!(closed_target(in_session), None);
+        assert_eq!(
+            closed_target(r#"{"id":5,"method":"Target.getTargets"}"#),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reader_waits_for_a_tab_creation_under_way() {
+        let pool = Arc::new(TabPool::new(1));
+        let creating = pool.creating.lock().await;
+        let reader = tokio::spawn({
+            let pool = Arc::clone(&pool);
+            async move { pool.hidden().await }
+        });
+        tokio::task::yield_now().await;
+        // The browser answered the creation: the tab is the host's before the reader looks.
+        pool.lock().preparing.insert("NEW".into());
+        drop(creating);
+        assert_eq!(reader.await.unwrap(), HashSet::from(["NEW".to_string()]));
+    }
+
+    #[tokio::test]
+    async fn a_list_answer_leaves_the_host_tabs_out() {
+        let pool = TabPool::new(2);
         {
             let mut inner = pool.lock();
             inner.browser = Some("ws://a".into());
             inner.ready.push_back("READY".into());
+            inner.preparing.insert("PREPARING".into());
         }
         let calls = ListCalls::default();
         calls.outgoing(r#"{"id":9,"method":"Target.getTargets","params":{}}"#);
         let answer = json!({"id": 9, "result": {"targetInfos": [
             {"targetId": "READY", "type": "page"},
+            {"targetId": "PREPARING", "type": "page"},
             {"targetId": "MINE", "type": "page"},
         ]}})
         .to_string();
         let rewritten: Value =
-            serde_json::from_str(&calls.incoming(&answer, &pool).unwrap()).unwrap();
+            serde_json::from_str(&calls.incoming(&answer, &pool).await.unwrap()).unwrap();
         assert_eq!(
             rewritten["result"]["targetInfos"].as_array().unwrap().len(),
             1
         );
         assert_eq!(rewritten["result"]["targetInfos"][0]["targetId"], "MINE");
         // An answer to a call it did not see passes unchanged.
-        assert_eq!(calls.incoming(&answer, &pool), None);
+        assert_eq!(calls.incoming(&answer, &pool).await, None);
     }
 }
