@@ -18,6 +18,9 @@ use crate::sdk::tab_id::TabId;
 /// Default bound for control calls and CDP commands.
 pub const DEFAULT_TIMEOUT: Duration = crate::sdk::defaults::TIMEOUT;
 
+/// How long closing a connection may wait for its last frames to be written.
+const CLOSE_WRITTEN_BOUND: Duration = Duration::from_secs(2);
+
 /// A client of one browser host.
 pub struct Client {
     endpoint: Endpoint,
@@ -423,7 +426,9 @@ impl Client {
             return;
         }
         if let Some(conn) = self.cdp.lock().await.take() {
-            conn.close();
+            // A command posted without waiting for its answer (a tab's close after the
+            // answer) still reaches the host before this process exits.
+            conn.close_written(CLOSE_WRITTEN_BOUND).await;
         }
         let host = self.inline.lock().ok().and_then(|mut h| h.take());
         if let Some(h) = host {

@@ -231,6 +231,22 @@ impl CdpConnection {
         }
     }
 
+    /// Send `method` and wait for nothing: its answer, when it comes, is dropped. The frame
+    /// still goes out before anything queued after it (a [`CdpConnection::close`]).
+    pub fn post(&self, session: Option<&str>, method: &str, params: Value) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut frame = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            frame["sessionId"] = json!(s);
+        }
+        let (reply, _) = oneshot::channel();
+        let _ = self.control.send(router::Control::Send(router::Outgoing {
+            frame: frame.to_string(),
+            id,
+            reply,
+        }));
+    }
+
     /// Like [`CdpConnection::call`], mapping failures to stable errors.
     pub async fn send(
         &self,
@@ -268,6 +284,13 @@ impl CdpConnection {
     /// Close the socket.
     pub fn close(&self) {
         let _ = self.control.send(router::Control::Close);
+    }
+
+    /// Close the socket and wait (at most `bound`) until what was queued before, the close
+    /// frame included, has been written: a process about to exit loses none of it.
+    pub async fn close_written(&self, bound: Duration) {
+        self.close();
+        let _ = tokio::time::timeout(bound, self.control.closed()).await;
     }
 }
 
@@ -379,5 +402,30 @@ mod tests {
         assert_eq!(rx.await.unwrap(), 0);
         conn.close();
         server.abort();
+    }
+
+    /// A posted command is written before the close that follows it, and `close_written`
+    /// returns once both are out (a process may exit then without losing the command).
+    #[tokio::test]
+    async fn a_posted_command_goes_out_before_the_close() {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let mut ws = tokio_tungstenite::accept_async(server_io).await.unwrap();
+            use futures_util::StreamExt;
+            let mut seen = Vec::new();
+            while let Some(Ok(m)) = ws.next().await {
+                seen.push(m.to_string());
+            }
+            seen
+        });
+        let (ws, _) = tokio_tungstenite::client_async("ws://afhttp.invalid/cdp", client_io)
+            .await
+            .unwrap();
+        let conn = CdpConnection::start(ws);
+        conn.post(None, "Target.closeTarget", json!({"targetId": "T"}));
+        conn.close_written(Duration::from_secs(5)).await;
+        assert!(conn.is_closed());
+        let seen = server.await.unwrap();
+        assert!(seen[0].contains("Target.closeTarget"), "{seen:?}");
     }
 }
