@@ -96,8 +96,9 @@ pub struct HostArgs {
     #[arg(long, value_name = "N", env = env::MAX_TABS, default_value_t = crate::host::listener::config::DEFAULT_MAX_TABS)]
     pub max_tabs: usize,
     /// Blank tabs kept ready so a fetch does not wait for one to be created (each serves one
-    /// fetch, then closes; refilled after each use; not listed, not counted in --max-tabs).
-    /// 0 turns it off. 0 to 16.
+    /// fetch, then closes; refilled after each use; not listed, not counted in --max-tabs or
+    /// tabs_active until a fetch takes one). A headful host keeps none. 0 turns it off. 0 to
+    /// 16.
     #[arg(long, value_name = "N", env = env::TAB_POOL, default_value_t = crate::host::listener::config::DEFAULT_TAB_POOL)]
     pub tab_pool: usize,
     /// Serve no `/mcp` (Streamable HTTP MCP). It is served by default, only to callers with

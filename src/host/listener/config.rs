@@ -163,12 +163,11 @@ pub struct ListenerConfig {
     pub tab_pool: usize,
 }
 
-/// The default `--tab-pool`: none. Two ready tabs measured faster (issue 26: `tab_open` 43-47
-/// ms median against 98-116 without; docs/design.md), but on by default they failed two
-/// tests of the fresh-machine run (a raw `Target.createTarget` past a full `--max-tabs` cap
-/// was answered, and `tabs_active` after 8 parallel fetches counted a refill still under
-/// way), so the pool stays opt-in until its tabs are kept out of those counts.
-pub const DEFAULT_TAB_POOL: usize = 0;
+/// The default `--tab-pool`: two ready tabs. Measured against none with one release build in
+/// one run (issue 26, docs/design.md "Ready tabs"): `tab_open` 45-48 ms median against 85-95,
+/// every page but the tall one faster. Its tabs are kept out of the `--max-tabs` count and
+/// `tabs_active` at every moment (refilling, taken, closing).
+pub const DEFAULT_TAB_POOL: usize = 2;
 
 /// The default `--max-clients`: each in-flight fetch holds one CDP client.
 pub const DEFAULT_MAX_CLIENTS: usize = 16;
