@@ -13,8 +13,8 @@
 //!   stall window fails them, still paused, so the parser moves on at once, and blocks the
 //!   host (`Network.setBlockedURLs`) for the page's later requests.
 //!
-//! The hosts the main document's markup names for scripts and stylesheets are probed as
-//! soon as the document has arrived ([`super::stall_early`]), each held as above before its
+//! Once a first host is held, the hosts the main document's markup names for scripts and
+//! stylesheets are probed as soon as the document has arrived ([`super::stall_early`]), each held as above before its
 //! first request pauses, so a chain of stalled hosts the parser would meet one after
 //! another is decided within one window. Hosts the host's recent fetches heard from
 //! (`req.browser.remembered_answers`) are continued at once, with no probe.
@@ -111,8 +111,9 @@ struct Holder<'a> {
     /// Commands sent and not answered yet: the loop never waits on one, so a page with a
     /// hundred scripts is not decided one round trip at a time.
     sends: FuturesUnordered<Sent<'a>>,
-    /// Reading the document for the hosts it names (once).
+    /// Reading the document for the hosts it names (once, from the first host held).
     naming: FuturesUnordered<Naming<'a>>,
+    named_once: bool,
 }
 
 /// Decide on every paused script and stylesheet of the tab, for the whole fetch (never
@@ -142,9 +143,8 @@ pub async fn hold<'a>(
         probes: FuturesUnordered::new(),
         sends: FuturesUnordered::new(),
         naming: FuturesUnordered::new(),
+        named_once: false,
     };
-    h.naming
-        .push(Box::pin(stall_early::named_hosts(conn, session, state)));
     loop {
         let due = h.held.values().map(|x| x.since + x.window).min();
         tokio::select! {
@@ -206,6 +206,17 @@ impl<'a> Holder<'a> {
         );
         let probe = self.probe(host, url.to_string(), ev["frameId"].clone());
         self.probes.push(probe);
+        self.name_hosts();
+    }
+
+    /// Start reading the document for the hosts it names, once, when a first host is held:
+    /// a page whose third parties are all known (answered or cut) never pays for it.
+    fn name_hosts(&mut self) {
+        if !std::mem::replace(&mut self.named_once, true) {
+            let (conn, session, state) = (self.conn, self.session, self.state);
+            let naming = stall_early::named_hosts(conn, session, state);
+            self.naming.push(Box::pin(naming));
+        }
     }
 
     /// Probe at once every host the document names that is not decided or probed yet: its
