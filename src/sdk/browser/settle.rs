@@ -116,11 +116,9 @@ const IDLE_RECHECK: Duration = Duration::from_millis(20);
 /// holds the main thread), and the main thread went idle after both the change and the
 /// response (no task was queued: no response body, message, timer or scheduler slice was
 /// waiting to run). `own_quiet_ms`: milliseconds since the last first-party data or code
-/// request ended, `None` when none has.
+/// request (the main document aside) ended, `None` when none has.
 pub fn page_idle(probe: &Probe, own_quiet_ms: Option<u64>) -> bool {
-    let Some(own) = own_quiet_ms else {
-        return false;
-    };
+    let own = own_quiet_ms.unwrap_or(u64::MAX);
     probe.quiet_ms >= IDLE_QUIET_MS
         && own >= IDLE_QUIET_MS
         && probe.frames_quiet >= IDLE_FRAMES
@@ -138,7 +136,8 @@ pub struct Tab<'a> {
     pub parsed: bool,
     /// The open requests (first-party already decided).
     pub pending: &'a [PendingRequest],
-    /// Milliseconds since the last first-party data or code request ended.
+    /// Milliseconds since the last first-party data or code request other than the main
+    /// document ended.
     pub own_quiet_ms: Option<u64>,
 }
 
@@ -340,7 +339,10 @@ mod tests {
     fn idle_evidence_needs_frames_an_idle_period_and_a_response_old_enough() {
         let p = idle_page();
         assert!(page_idle(&p, Some(60)));
-        assert!(!page_idle(&p, None), "no first-party response ended yet");
+        assert!(
+            page_idle(&p, None),
+            "no first-party request but the document"
+        );
         assert!(!page_idle(&p, Some(40)), "the response is too recent");
         let mut early = idle_page();
         early.idle_ms = Some(50);

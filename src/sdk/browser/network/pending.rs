@@ -90,8 +90,13 @@ impl NetworkLog {
     }
 
     /// A request ends (finished or failed): when it is one that holds `--wait auto`, this is
-    /// when the page's last own response came.
+    /// when the page's last own response came. The main document is not one: its parse is
+    /// its own evidence (DOMContentLoaded comes after its last byte), and its
+    /// `loadingFinished` may come after that.
     pub(super) fn note_end(&mut self, cdp_id: &str) {
+        if self.document.as_deref() == Some(cdp_id) {
+            return;
+        }
         let site = self.document_site();
         let Some(e) = self
             .chains
@@ -108,8 +113,8 @@ impl NetworkLog {
         }
     }
 
-    /// Milliseconds since the last first-party data or code request ended (the main
-    /// document included); `None` before any did.
+    /// Milliseconds since the last first-party data or code request other than the main
+    /// document ended; `None` before any did.
     pub fn settle_quiet_ms(&self) -> Option<u64> {
         self.settle_done_at
             .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX))
