@@ -166,7 +166,8 @@ pub fn judge(probe: &Probe, tab: Tab<'_>, rule: Rule) -> Verdict {
             recheck = recheck.min(Duration::from_millis(due.max(1)));
         }
     }
-    let idle = rule.idle_evidence && page_idle(probe, own_quiet_ms);
+    let streaming = pending.iter().any(PendingRequest::is_own_stream);
+    let idle = rule.idle_evidence && !streaming && page_idle(probe, own_quiet_ms);
     // The window counts from the page's last change or its last own response, whichever
     // came later: what a response brings may take the page a while to show.
     let quiet = probe.quiet_ms.min(own_quiet_ms.unwrap_or(u64::MAX));
@@ -333,6 +334,30 @@ mod tests {
         assert_eq!(v.missing, ["DOM quiet"]);
         let v = judge(&quiet_page(), tab(true, true, &[]), rule);
         assert_eq!(v.by, Some("dom_quiet"));
+    }
+
+    #[test]
+    fn an_open_first_party_event_stream_leaves_only_the_window() {
+        let rule = Rule {
+            idle_evidence: true,
+            ..RULE
+        };
+        let mut stream = req("http://a.test/events", "EventSource", true);
+        stream.responded = true;
+        let v = judge(
+            &idle_page(),
+            tab(true, true, std::slice::from_ref(&stream)),
+            rule,
+        );
+        assert_eq!(v.missing, ["DOM quiet"], "{v:?}");
+        // Another site's stream is not the page's content.
+        stream.first_party = false;
+        let v = judge(
+            &idle_page(),
+            tab(true, true, std::slice::from_ref(&stream)),
+            rule,
+        );
+        assert_eq!(v.by, Some("page_idle"));
     }
 
     #[test]

@@ -46,6 +46,12 @@ impl PendingRequest {
             && !(self.resource_type == "EventSource" && self.responded)
     }
 
+    /// Whether this is the page's own open event stream: what it brings next is content
+    /// no idle evidence can foresee, so only the settle window may end the wait.
+    pub fn is_own_stream(&self) -> bool {
+        self.first_party && self.resource_type == "EventSource"
+    }
+
     /// The trace form.
     pub fn to_json(&self, parser_blocking: bool) -> Value {
         json!({
