@@ -32,8 +32,11 @@ fn tab_under_auto_uses_that_tab() {
         .as_str()
         .unwrap()
         .to_string();
+    // A new tab starts on about:blank, whose readyState is already "complete": wait for the
+    // fixture's own document, or the mark below can land mid-navigation and read back null.
+    let loaded = "document.readyState === 'complete' && document.title === 'Fixture Static Page'";
     wait_for("the tab's page", Duration::from_secs(30), || {
-        eval_in_tab(&fx, &tab, &auth, "document.readyState") == "complete"
+        eval_in_tab(&fx, &tab, &auth, loaded) == true
     });
     // sessionStorage belongs to the tab (and outlives a navigation within the origin): only
     // this tab answers with the mark.
