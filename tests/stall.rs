@@ -491,3 +491,66 @@ fn a_host_remembers_a_third_party_that_answered_and_lets_it_go_without_a_probe()
     assert!(stalled_hosts(&ep).is_empty());
     assert_eq!(host.terminate().0, 0);
 }
+
+#[test]
+fn a_host_whose_recent_fetches_saw_third_parties_stall_halves_the_window_from_the_start() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    let hangs: Vec<HangServer> = (0..4).map(|_| HangServer::start()).collect();
+    let h: Vec<String> = hangs.iter().map(HangServer::host).collect();
+    let mut host = HostProc::start(&fx, &["--listen", "tcp:127.0.0.1:0"], &[]);
+    let ep = host.endpoint.clone();
+    let window = ["--stall-cutoff-ms", "800"];
+    let first_window = |run: &Run| {
+        let cuts = &run.event["trace"]["readiness"]["cuts"];
+        (
+            cuts["rounds"][0]["window_ms"].clone(),
+            cuts["stalling_network"].clone(),
+        )
+    };
+    // Two hosts stall in the first fetch (the second within it already at half the window).
+    let chain = srv.url(&format!("/stall/chain?hang={}&next={}", h[0], h[1]));
+    let run = host_fetch(&fx, &ep, &chain, &window);
+    assert_eq!(
+        first_window(&run),
+        (800.into(), false.into()),
+        "{}",
+        run.context
+    );
+    // Two stalled hosts remembered are not yet evidence: a new one gets the whole window.
+    let run = host_fetch(
+        &fx,
+        &ep,
+        &srv.url(&format!("/stall/head?hang={}", h[2])),
+        &window,
+    );
+    assert_cut(&run, &h[2], &["Script"], &["stall-head-page"]);
+    assert_eq!(
+        first_window(&run),
+        (800.into(), false.into()),
+        "{}",
+        run.context
+    );
+    assert_eq!(stalled_hosts(&ep).len(), 3);
+    // Three, and none answered: third parties stall on this network, so the next new host
+    // is given half the window from its first hold, and the warning says why.
+    let run = host_fetch(
+        &fx,
+        &ep,
+        &srv.url(&format!("/stall/head?hang={}", h[3])),
+        &window,
+    );
+    assert_cut(&run, &h[3], &["Script"], &["stall-head-page"]);
+    assert_eq!(
+        first_window(&run),
+        (400.into(), true.into()),
+        "{}",
+        run.context
+    );
+    let msg = warning(run.result(), "third_party_cut");
+    assert!(
+        msg.contains("after 400 ms") && msg.contains("halved"),
+        "{msg}"
+    );
+    assert_eq!(host.terminate().0, 0);
+}

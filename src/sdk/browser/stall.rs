@@ -26,6 +26,21 @@ use crate::sdk::request::Wait;
 /// Reloads one fetch may make for stalled hosts.
 pub const MAX_ROUNDS: usize = 3;
 
+/// Third-party hosts a host's recent fetches must have seen stall (and more of them than
+/// answered) before a fetch on it starts with the halved window ([`stalling_network`]).
+pub const STALLING_NETWORK_MIN_HOSTS: usize = 3;
+
+/// Whether the host's recent fetches show a network where third parties stall: at least
+/// [`STALLING_NETWORK_MIN_HOSTS`] hosts stalled, and more of them than answered a probe.
+/// The fetch's window is then halved from its first hold, as it is within one fetch after
+/// its first cut: a new third-party host on this network will most likely stall too, and
+/// each one the parser meets costs a window. A network where third parties answer never
+/// gets there (every host a fetch probes and hears from counts as answered).
+pub fn stalling_network(browser: &crate::sdk::fetch::BrowserOptions) -> bool {
+    let stalled = browser.remembered_stalls.len();
+    stalled >= STALLING_NETWORK_MIN_HOSTS && stalled > browser.remembered_answers.len()
+}
+
 /// Block, before the navigation, the hosts that stalled in the host's recent fetches
 /// (`req.browser.remembered_stalls`) that are another site than the page's: the page sees
 /// their requests blocked from the start, with no window and no reload. Returns the hosts
@@ -117,6 +132,9 @@ pub struct Cutter {
     remembered: Vec<(String, u64)>,
     /// How many hosts the host remembered as answering (let go with no probe).
     remembered_answered: usize,
+    /// The host's recent fetches show third parties stalling ([`stalling_network`]): the
+    /// window is halved from the start.
+    stalling_network: bool,
     nav_start: Instant,
 }
 
@@ -134,6 +152,7 @@ impl Cutter {
             rounds: Vec::new(),
             remembered,
             remembered_answered: req.browser.remembered_answers.len(),
+            stalling_network: stalling_network(&req.browser),
             nav_start,
         }
     }
@@ -141,11 +160,15 @@ impl Cutter {
     /// The window in force, `None` when no more cuts can be made. After a reload it is
     /// halved: the first cut showed that third parties stall on this network, and the ones
     /// the reloaded page reaches next (scripts that stalled ones would have written or
-    /// inserted) cost a reload each all the same.
+    /// inserted) cost a reload each all the same. The host's recent fetches can show the
+    /// same before this one starts ([`stalling_network`]).
     fn active(&self) -> Option<Duration> {
         match self.window {
             Some(w) if self.no_reload.is_none() && self.rounds.len() < MAX_ROUNDS => {
-                Some(if self.reloads() > 0 { w / 2 } else { w })
+                Some(match self.reloads() > 0 || self.stalling_network {
+                    true => w / 2,
+                    false => w,
+                })
             }
             _ => None,
         }
@@ -279,6 +302,7 @@ impl Cutter {
                 .collect::<Vec<_>>(),
             "answered": lock(state).network.probes_answered(),
             "remembered_answered": self.remembered_answered,
+            "stalling_network": self.stalling_network,
         })
     }
 
@@ -303,11 +327,16 @@ impl Cutter {
             .partition(|(host, _)| cut_now.contains(host.as_str()));
         let mut parts = Vec::new();
         if !rounds.is_empty() {
-            let window = self.window.map(|w| w.as_millis()).unwrap_or(0);
             parts.push(format!(
-                "{} third-party request(s) cut after {window} ms without a response \
-                 (stall_cutoff_ms){}: {}",
+                "{} third-party request(s) cut after {} without a response \
+                 (stall_cutoff_ms {}{}){}: {}",
                 count(&now),
+                windows_used(&rounds),
+                self.window.map(|w| w.as_millis()).unwrap_or(0),
+                match self.stalling_network {
+                    true => ", halved: third parties stalled in this host's recent fetches",
+                    false => "",
+                },
                 match self.reloads() {
                     0 => String::new(),
                     n => format!("; the page was reloaded {n} time(s) with their hosts blocked"),
@@ -328,6 +357,19 @@ impl Cutter {
             return None;
         }
         Some(Warning::general(ErrorCode::ThirdPartyCut, parts.join(". ")))
+    }
+}
+
+/// The windows the cut rounds waited, `800 ms` or `400-800 ms`.
+fn windows_used(rounds: &[Value]) -> String {
+    let ms: Vec<u64> = rounds
+        .iter()
+        .filter_map(|r| r.get("window_ms").and_then(Value::as_u64))
+        .collect();
+    match (ms.iter().min(), ms.iter().max()) {
+        (Some(lo), Some(hi)) if lo != hi => format!("{lo}-{hi} ms"),
+        (Some(w), _) => format!("{w} ms"),
+        _ => "the window".to_string(),
     }
 }
 
@@ -377,4 +419,36 @@ fn round_json(
         "hosts": hosts,
         "reloaded": reload,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sdk::fetch::BrowserOptions;
+
+    fn memory(stalled: usize, answered: usize) -> BrowserOptions {
+        BrowserOptions {
+            remembered_stalls: (0..stalled).map(|i| (format!("s{i}.test"), 0)).collect(),
+            remembered_answers: (0..answered).map(|i| format!("a{i}.test")).collect(),
+            ..BrowserOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_network_stalls_when_enough_hosts_stalled_and_more_than_answered() {
+        assert!(!stalling_network(&memory(0, 0)));
+        assert!(!stalling_network(&memory(2, 0)));
+        assert!(stalling_network(&memory(3, 0)));
+        assert!(stalling_network(&memory(5, 4)));
+        assert!(!stalling_network(&memory(5, 5)));
+        assert!(!stalling_network(&memory(3, 40)));
+    }
+
+    #[test]
+    fn the_warning_names_the_windows_the_rounds_waited() {
+        let r = |w: u64| json!({"window_ms": w});
+        assert_eq!(windows_used(&[r(800)]), "800 ms");
+        assert_eq!(windows_used(&[r(800), r(400)]), "400-800 ms");
+        assert_eq!(windows_used(&[json!({})]), "the window");
+    }
 }

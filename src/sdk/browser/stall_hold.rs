@@ -114,6 +114,8 @@ struct Holder<'a> {
     /// Reading the document for the hosts it names (once, from the first host held).
     naming: FuturesUnordered<Naming<'a>>,
     named_once: bool,
+    /// The host's recent fetches show third parties stalling ([`super::stall::stalling_network`]).
+    stalling_network: bool,
 }
 
 /// Decide on every paused script and stylesheet of the tab, for the whole fetch (never
@@ -144,6 +146,7 @@ pub async fn hold<'a>(
         sends: FuturesUnordered::new(),
         naming: FuturesUnordered::new(),
         named_once: false,
+        stalling_network: super::stall::stalling_network(&req.browser),
     };
     loop {
         let due = h.held.values().map(|x| x.since + x.window).min();
@@ -248,10 +251,11 @@ impl<'a> Holder<'a> {
         }
     }
 
-    /// The window for a host held now: halved once a host was cut in this fetch (third
-    /// parties stall on this network, and a chain of them costs a window each).
+    /// The window for a host held now: halved once a host was cut in this fetch, or from
+    /// the start when the host's recent fetches saw third parties stall (third parties stall
+    /// on this network, and a chain of them costs a window each).
     fn window_now(&self) -> Duration {
-        match self.cut.is_empty() {
+        match self.cut.is_empty() && !self.stalling_network {
             true => self.window,
             false => self.window / 2,
         }
