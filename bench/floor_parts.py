@@ -13,9 +13,14 @@ its same-run baseline:
    started at once on the same host's `/cdp`: batch time and CPU per fetch (host + browser
    tree, and the driver processes).
 
-Usage: BENCH_BIN=target/release/afhttp [BENCH_RUNS=5] [BENCH_NOTE=...] bench/floor_parts.py
-Writes bench/summary-floor-parts.md and docs/benchmarks.md (`run.write_doc`), raw samples in
-bench/runs/.
+Part 1 also runs the raw cold floor (`run_browser.raw_cold_floor`: the same browser, then over
+raw CDP the work an inline fetch does, no afhttp) and, with BENCH_BASELINE_BIN, the baseline
+binary's inline cold fetch, alternating.
+
+Usage: BENCH_BIN=target/release/afhttp [BENCH_BASELINE_BIN=...] [BENCH_RUNS=5]
+       [BENCH_PARTS=cold,memory,parallel] [BENCH_NOTE=...] bench/floor_parts.py
+Writes bench/summary-floor-cold.md (part 1), bench/summary-floor-parts.md (parts 2-3) and
+docs/benchmarks.md (`run.write_doc`), raw samples in bench/runs/.
 """
 import json
 import os
@@ -36,7 +41,9 @@ import warm_floor as wf  # noqa: E402
 
 ROOT = http_bench.ROOT
 BIN = os.environ.get("BENCH_BIN") or http_bench.BIN
+BASE_BIN = os.environ.get("BENCH_BASELINE_BIN")
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+PARTS = os.environ.get("BENCH_PARTS", "cold,memory,parallel").split(",")
 NOTE = os.environ.get("BENCH_NOTE", "")
 RAW = os.path.join(ROOT, "bench", "raw_cdp.py")
 med = statistics.median
@@ -49,18 +56,33 @@ def png_size(path):
 
 
 def cold(env, base, out):
-    """Inline cold fetches and the browser's own start, alternating."""
-    s = {"inline cold": [], "browser start": [], "first page ready": [], "after answer": []}
-    stages = {}
+    """Inline cold fetches (this binary and the baseline's), the raw cold floor and the
+    browser's own start, alternating."""
+    real = rb.chromium_behind_wrapper()
+    bins = {"inline cold": (BIN, [])}
+    if BASE_BIN:
+        bins["baseline inline cold"] = (BASE_BIN, [])
+    if real:
+        bins["inline cold, --browser-bin the real executable"] = (BIN, ["--browser-bin", real])
+    s = {k: [] for k in (*bins, "raw cold floor", "browser start", "first page ready")}
+    if real:
+        s["browser start, no wrapper script"] = []
+    stages = {k: {} for k in (*bins, "raw cold floor")}
     for _ in range(RUNS):
-        wall, t = wf.timed_answer([BIN, "fetch", base + "/small", "--render", "always", "--wait", "load",
-                                   "--out", out()], env)
-        s["inline cold"].append(wall * 1000)
-        s["after answer"].append(t.pop("after_answer"))
-        for k, v in t.items():
-            stages.setdefault(k, []).append(v)
+        for name, (binary, extra) in bins.items():
+            wall, t = wf.timed_answer([binary, "fetch", base + "/small", "--render", "always", "--wait", "load",
+                                       *extra, "--out", out()], env)
+            s[name].append(wall * 1000)
+            for k, v in t.items():
+                stages[name].setdefault(k, []).append(v)
+        parts = rb.raw_cold_floor(env, base + "/small", out())
+        s["raw cold floor"].append(parts["total"])
+        for k, v in parts.items():
+            stages["raw cold floor"].setdefault(k, []).append(v)
         s["browser start"].append(rb.browser_start_alone(env) * 1000)
         s["first page ready"].append(rb.browser_start_alone(env, page_ready=True) * 1000)
+        if real:
+            s["browser start, no wrapper script"].append(rb.browser_start_alone(env, binary=real) * 1000)
     return s, stages
 
 
@@ -146,30 +168,99 @@ def main():
         n[0] += 1
         return os.path.join(tmp, str(n[0]))
 
-    c, stages = cold(env, base, out)
-    m = memory(env, base, out, tmp)
-    p = parallel(env, base, out)
+    c, stages, m, p = None, None, None, None
+    if "cold" in PARTS:
+        c, stages = cold(env, base, out)
+    if "memory" in PARTS:
+        m = memory(env, base, out, tmp)
+    if "parallel" in PARTS:
+        p = parallel(env, base, out)
     load_end = os.getloadavg()[0]
-    stamp = http_bench.write_wall_samples("floor-parts.csv", {k: [x / 1000 for x in v] for k, v in c.items()})
+    # A cold-only run keeps its raw samples apart from the whole run's.
+    name = "floor-cold" if PARTS == ["cold"] else "floor-parts"
+    stamp = http_bench.write_wall_samples(f"{name}.csv", {k: [x / 1000 for x in v] for k, v in (c or {}).items()})
     run_dir = os.path.join(ROOT, "bench", "runs", f"{stamp}-{platform.node()}")
-    with open(os.path.join(run_dir, "floor-parts.json"), "w") as f:
+    with open(os.path.join(run_dir, f"{name}.json"), "w") as f:
         json.dump({"cold": c, "stages": stages, "memory": m, "parallel": p, "load": [load_start, load_end],
-                   "binary": BIN}, f)
+                   "binary": BIN, "baseline_binary": BASE_BIN}, f)
     subprocess.run(["rm", "-rf", tmp], check=False)
     srv.shutdown()
-    write_summary(c, stages, m, p, load_start, load_end)
+    if c:
+        write_cold_summary(c, stages, load_start, load_end)
+    if m and p:
+        write_summary(m, p, load_start, load_end)
+    if os.environ.get("BENCH_NO_DOC") != "1":
+        http_bench.write_doc()
 
 
 def verdict(ok):
     return "met" if ok else "NOT met"
 
 
-def write_summary(c, stages, m, p, load_start, load_end):
-    cm = {k: med(v) for k, v in c.items()}
-    added, added_ready = cm["inline cold"] - cm["browser start"], cm["inline cold"] - cm["first page ready"]
-    order = ("setup", "inline_host_start", "tab_open", "tab_setup", "navigate", "wait", "capture", "total")
-    stage_row = " | ".join(f"{med(stages[k]):.0f}" if k in stages else "–" for k in order)
+def binary_kind():
+    return "release" if "/release/" in BIN or os.environ.get("BENCH_RELEASE") == "1" else "debug"
 
+
+def write_cold_summary(c, stages, load_start, load_end):
+    """bench/summary-floor-cold.md: part 1."""
+    cm = {k: med(v) for k, v in c.items()}
+    start, ready = cm["browser start"], cm["first page ready"]
+    order = ("setup", "inline_host_start", "tab_open", "tab_setup", "navigate", "wait", "capture", "total",
+             "after_answer")
+    fetches = [k for k in c if "inline cold" in k]
+    stage_rows = "\n".join(
+        f"| {k} | " + " | ".join(f"{med(stages[k][s]):.0f}" if s in stages[k] else "–" for s in order) + " |"
+        for k in fetches)
+    floor_order = ("start", "page", "navigate", "capture", "exit", "total")
+    floor_row = " | ".join(f"{med(stages['raw cold floor'][k]):.0f}" for k in floor_order)
+    rows = "\n".join(f"| {k} | {cm[k]:.0f} | {cm[k] - start:+.0f} | {cm[k] - ready:+.0f} |" for k in c)
+    base_note = f" The baseline binary: `{BASE_BIN}`." if BASE_BIN else ""
+    added, floor_added = cm["inline cold"] - start, cm["raw cold floor"] - start
+    summary = f"""## Inline cold start at the floor (issue 26)
+
+Measured {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC on {platform.node()} ({os.cpu_count()} cores shared
+with other working sessions; 1-min load average {load_start:.1f} at the start and {load_end:.1f} at the end), Debian
+Chromium, the {binary_kind()} binary `{BIN}`, {len(c['inline cold'])} rounds, every case a whole launch, cases
+alternating within each round. `BENCH_PARTS=cold bench/floor_parts.py`.{base_note} {NOTE}
+
+Cases: `afhttp fetch URL --render always --wait load` of a small page with no host (the inline browser), to the
+process's exit; the raw cold floor (`run_browser.raw_cold_floor`: the same Chromium with afhttp's flags, then over
+raw CDP what the inline fetch does: attach to the start-up page, Page/Network enable, navigate, load event,
+outerHTML, innerText, the same full-page PNG, SIGKILL to the browser's group, profile removed; no afhttp, the
+driver already running); the browser started alone with afhttp's flags until it answers `Target.createTarget`
+("browser start", the target's definition), and until its start-up page answers `Page.enable` ("first page
+ready"); where `chromium` is a distribution's shell script (Debian's `/usr/bin/chromium`, which sources
+`/etc/chromium.d` and runs a dozen small programs first), also the real executable behind it started alone
+("no wrapper script", informational: afhttp and every other case launch the script).
+
+| Case | median ms | vs browser start | vs first page ready |
+| --- | --- | --- | --- |
+{rows}
+
+Medians of the inline fetches' `trace.timings_ms` (`after_answer`: from the event on stdout to the exit):
+
+| binary | {' | '.join(order)} |
+| --- | {' | '.join('---' for _ in order)} |
+{stage_rows}
+
+The raw cold floor's parts (ms; `start`: launch until `Target.getTargets` answers, `page`: attach and the two
+enables, `navigate`: until the load event, `capture`: the reads and the PNG written, `exit`: kill and profile
+removal):
+
+| {' | '.join(floor_order)} |
+| {' | '.join('---' for _ in floor_order)} |
+| {floor_row} |
+
+| Target | Measured | Verdict |
+| --- | --- | --- |
+| inline cold fetch ≤ the browser's own start + 200 ms | {added:+.0f} ms (the raw cold floor: {floor_added:+.0f} ms) | {verdict(added <= 200)} |
+"""
+    with open(os.path.join(ROOT, "bench", "summary-floor-cold.md"), "w") as f:
+        f.write(summary)
+    print(summary)
+
+
+def write_summary(m, p, load_start, load_end):
     def part(k, key):
         return med(x.get(key, 0) for x in m[k]["parts"]) / 1024
 
@@ -183,30 +274,15 @@ def write_summary(c, stages, m, p, load_start, load_end):
         f"{v['driver_cpu']:.0f} |" for k, v in pm.items())
     ratio_mem = pss["afhttp"] / pss["floor"]
     ratio_par = pm["afhttp"]["wall"] / pm["networkidle"]["wall"]
-    binary = "release" if "/release/" in BIN or os.environ.get("BENCH_RELEASE") == "1" else "debug"
-    summary = f"""## Cold start, capture memory, parallel fetches at the floor (issue 26)
+    binary = binary_kind()
+    summary = f"""## Capture memory, parallel fetches at the floor (issue 26)
 
 Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {platform.node()} ({os.cpu_count()} cores shared with other
 working sessions; 1-min load average {load_start:.1f} at the start and {load_end:.1f} at the end: absolute times
 are inflated, ratios within the run compare like with like), Debian Chromium, the {binary} binary, every case a
 whole process, cases alternating. `bench/floor_parts.py`. {NOTE}
 
-Inline cold `fetch --render always --wait load` of a small page ({len(c['inline cold'])} runs) beside the same
-browser started alone with afhttp's flags: until it answers `Target.createTarget` ("browser start"), and until
-its start-up page answers `Page.enable` ("first page ready": its first renderer is up).
-
-| Case | median ms |
-| --- | --- |
-| inline cold fetch, to the exit | {cm['inline cold']:.0f} |
-| browser start | {cm['browser start']:.0f} |
-| browser start, first page ready | {cm['first page ready']:.0f} |
-| the fetch's answer to its exit (stopping the browser, removing its profile) | {cm['after answer']:.0f} |
-
-Medians of the inline fetch's `trace.timings_ms`:
-
-| {' | '.join(order)} |
-| {' | '.join('---' for _ in order)} |
-| {stage_row} |
+The inline cold start is in its own section (`bench/summary-floor-cold.md`, `BENCH_PARTS=cold`).
 
 Peak PSS of a warm fetch of the tall image page (MB, medians at each run's peak of {len(m['afhttp']['pss'])}; "root"
 is the afhttp host process or the bare Chromium's browser process, "browser" the rest of its tree, "driver" the
@@ -226,14 +302,11 @@ processes, over the batch, divided by 8):
 
 | Target | Measured | Verdict |
 | --- | --- | --- |
-| inline cold fetch ≤ the browser's own start + 200 ms | +{added:.0f} ms (+{added_ready:.0f} ms over its first page ready) | {verdict(added <= 200)} |
 | peak PSS of a warm tall-page fetch ≤ 1.15× the raw-CDP floor on a bare Chromium | {pss['afhttp']:.0f} vs {pss['floor']:.0f} MB = {ratio_mem:.2f} | {verdict(ratio_mem <= 1.15)} |
 | 8 parallel warm SPA fetches ≤ 0.7× 8 parallel networkidle runs | {ratio_par:.2f} | {verdict(ratio_par <= 0.7)} |
 """
     with open(os.path.join(ROOT, "bench", "summary-floor-parts.md"), "w") as f:
         f.write(summary)
-    if os.environ.get("BENCH_NO_DOC") != "1":
-        http_bench.write_doc()
     print(summary)
 
 

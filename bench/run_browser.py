@@ -72,7 +72,133 @@ def inline_profile_root():
     return "/dev/shm" if tmpfs and st.f_bavail * st.f_frsize >= 1 << 30 else None
 
 
-def browser_start_alone(env, page_ready=False):
+def chromium_behind_wrapper():
+    """The executable behind `CHROMIUM` when that is a shell script (Debian's `/usr/bin/chromium`
+    runs `/usr/lib/chromium/chromium` after sourcing `/etc/chromium.d`), else None."""
+    try:
+        with open(CHROMIUM, "rb") as f:
+            script = f.read(2) == b"#!"
+    except OSError:
+        return None
+    real = "/usr/lib/chromium/chromium"
+    return real if script and os.access(real, os.X_OK) else None
+
+
+def afhttp_chromium_argv(env, profile, binary=None):
+    """Chromium's command line as an inline afhttp fetch launches it (`chromium_args` in
+    src/host/browser/args.rs, headless, no proxy, no extra args)."""
+    argv = [binary or CHROMIUM, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={profile}", "--headless=new"]
+    if env.get("AFHTTP_NO_SANDBOX") == "1":
+        argv.append("--no-sandbox")
+    return argv + [
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-features=Translate,MediaRouter,OptimizationHints",
+        "--disable-quic", "--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
+        "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+        "--disable-backgrounding-occluded-windows", "--disable-blink-features=AutomationControlled",
+        "--window-size=1280,720", "--screen-info={1280x720}", "--disable-infobars", "about:blank"]
+
+
+def launch_like_afhttp(env, profile, binary=None):
+    """Start Chromium (`binary`, default `CHROMIUM`) with afhttp's flags in its own process
+    group; returns (process, the browser's DevTools WebSocket URL, None if it printed none)."""
+    p = subprocess.Popen(afhttp_chromium_argv(env, profile, binary), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         start_new_session=True)
+    for line in p.stderr:
+        if b"DevTools listening on" in line:
+            return p, line.decode().split("on ", 1)[1].strip()
+    return p, None
+
+
+def raw_cold_floor(env, url, out):
+    """Issue 26's fair floor for an inline cold fetch, with no afhttp: Chromium launched alone
+    with afhttp's flags, then over raw CDP what an inline fetch does (attach to the start-up
+    page, Page/Network enable, navigate, load event, outerHTML, innerText, the same full-page
+    PNG, written to `out`), then the browser killed (SIGKILL to its group, as afhttp stops an
+    ephemeral browser) and its profile removed. Returns the ms of each part: `start` (until
+    the browser answers `Target.getTargets`), `page` (attach + the enables: the start-up
+    page's first renderer), `navigate` (until the load event), `capture`, `exit`, `total`."""
+    import asyncio
+    import base64
+    import websockets
+
+    d = tempfile.mkdtemp(prefix="bench-chromium-", dir=inline_profile_root())
+    marks = [("launch", time.perf_counter())]
+    p, ws_url = launch_like_afhttp(env, d)
+
+    async def drive():
+        async with websockets.connect(ws_url, max_size=None) as ws:
+            pending, loaded = {}, asyncio.Event()
+            ids = iter(range(1, 1 << 30))
+
+            async def reader():
+                async for raw in ws:
+                    msg = json.loads(raw)
+                    if msg.get("id") in pending:
+                        pending.pop(msg["id"]).set_result(msg)
+                    elif msg.get("method") == "Page.loadEventFired":
+                        loaded.set()
+
+            task = asyncio.create_task(reader())
+
+            async def call(method, params=None, session=None):
+                n = next(ids)
+                fut = asyncio.get_running_loop().create_future()
+                pending[n] = fut
+                frame = {"id": n, "method": method, "params": params or {}}
+                if session:
+                    frame["sessionId"] = session
+                await ws.send(json.dumps(frame))
+                msg = await fut
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+
+            infos = (await call("Target.getTargets"))["targetInfos"]
+            marks.append(("start", time.perf_counter()))
+            page = next(i["targetId"] for i in infos if i["type"] == "page")
+            session = (await call("Target.attachToTarget", {"targetId": page, "flatten": True}))["sessionId"]
+            await asyncio.gather(call("Page.enable", session=session), call("Network.enable", session=session))
+            marks.append(("page", time.perf_counter()))
+            await call("Page.navigate", {"url": url}, session)
+            await asyncio.wait_for(loaded.wait(), 30)
+            marks.append(("navigate", time.perf_counter()))
+            html = await call("Runtime.evaluate", {"expression": "document.documentElement.outerHTML",
+                                                   "returnByValue": True}, session)
+            text = await call("Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True},
+                              session)
+            metrics = await call("Page.getLayoutMetrics", session=session)
+            size = metrics.get("cssContentSize") or metrics["contentSize"]
+            shot = await call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": {
+                "x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}}, session)
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, "rendered.html"), "w") as f:
+                f.write(html["result"]["value"])
+            with open(os.path.join(out, "text.txt"), "w") as f:
+                f.write(text["result"]["value"])
+            with open(os.path.join(out, "page.png"), "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+            marks.append(("capture", time.perf_counter()))
+            task.cancel()
+
+    try:
+        if ws_url is None:
+            raise SystemExit("chromium printed no DevTools line")
+        asyncio.run(drive())
+    finally:
+        # As afhttp stops an ephemeral browser: SIGKILL to the group and the profile removed at
+        # once, the kernel's teardown of the killed processes not waited for.
+        os.killpg(p.pid, 9)
+        shutil.rmtree(d, ignore_errors=True)
+        marks.append(("exit", time.perf_counter()))
+        p.wait()
+    parts = {name: (t - marks[i][1]) * 1000 for i, (name, t) in enumerate(marks[1:])}
+    parts["total"] = (marks[-1][1] - marks[0][1]) * 1000
+    return parts
+
+
+def browser_start_alone(env, page_ready=False, binary=None):
     """Launch Chromium with afhttp's flags; time until it answers its first CDP command
     (`Target.createTarget` on the browser socket); kill it.
 
@@ -87,18 +213,8 @@ def browser_start_alone(env, page_ready=False):
     import websockets
 
     d = tempfile.mkdtemp(prefix="bench-chromium-", dir=inline_profile_root())
-    argv = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-            f"--user-data-dir={d}", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--disable-quic", "about:blank"]
-    if env.get("AFHTTP_NO_SANDBOX") == "1":
-        argv.insert(1, "--no-sandbox")
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
-    url = None
-    for line in p.stderr:
-        if b"DevTools listening on" in line:
-            url = line.decode().split("on ", 1)[1].strip()
-            break
+    p, url = launch_like_afhttp(env, d, binary)
 
     async def first_command():
         async with websockets.connect(url, max_size=None) as ws:
