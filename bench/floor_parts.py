@@ -67,23 +67,39 @@ def cold(env, base, out):
     s = {k: [] for k in (*bins, "raw cold floor", "browser start", "first page ready")}
     if real:
         s["browser start, no wrapper script"] = []
+    # The page's own work without any cold start: the same fetch on a warm host (informational).
+    host, ready = rb.start_host(env, BIN)
+    warm = "warm fetch of the same page (a host's ready tab)"
+    bins[warm] = (BIN, ["--endpoint-url", ready["endpoint_url"]])
+    s[warm] = []
     stages = {k: {} for k in (*bins, "raw cold floor")}
-    for _ in range(RUNS):
-        for name, (binary, extra) in bins.items():
-            wall, t = wf.timed_answer([binary, "fetch", base + "/small", "--render", "always", "--wait", "load",
-                                       *extra, "--out", out()], env)
-            s[name].append(wall * 1000)
-            for k, v in t.items():
-                stages[name].setdefault(k, []).append(v)
-        parts = rb.raw_cold_floor(env, base + "/small", out())
-        s["raw cold floor"].append(parts["total"])
-        for k, v in parts.items():
-            stages["raw cold floor"].setdefault(k, []).append(v)
-        s["browser start"].append(rb.browser_start_alone(env) * 1000)
-        s["first page ready"].append(rb.browser_start_alone(env, page_ready=True) * 1000)
-        if real:
-            s["browser start, no wrapper script"].append(rb.browser_start_alone(env, binary=real) * 1000)
+    try:
+        for _ in range(2):
+            wf.timed_answer([BIN, "fetch", base + "/small", *bins[warm][1], "--render", "always", "--out", out()], env)
+        for _ in range(RUNS):
+            cold_round(env, base, out, bins, s, stages, real)
+    finally:
+        host.terminate()
+        host.wait(timeout=15)
     return s, stages
+
+
+def cold_round(env, base, out, bins, s, stages, real):
+    """One round of `cold`: every case once."""
+    for name, (binary, extra) in bins.items():
+        wall, t = wf.timed_answer([binary, "fetch", base + "/small", "--render", "always", "--wait", "load",
+                                   *extra, "--out", out()], env)
+        s[name].append(wall * 1000)
+        for k, v in t.items():
+            stages[name].setdefault(k, []).append(v)
+    parts = rb.raw_cold_floor(env, base + "/small", out())
+    s["raw cold floor"].append(parts["total"])
+    for k, v in parts.items():
+        stages["raw cold floor"].setdefault(k, []).append(v)
+    s["browser start"].append(rb.browser_start_alone(env) * 1000)
+    s["first page ready"].append(rb.browser_start_alone(env, page_ready=True) * 1000)
+    if real:
+        s["browser start, no wrapper script"].append(rb.browser_start_alone(env, binary=real) * 1000)
 
 
 def memory(env, base, out, tmp):
@@ -207,7 +223,7 @@ def write_cold_summary(c, stages, load_start, load_end):
     start, ready = cm["browser start"], cm["first page ready"]
     order = ("setup", "inline_host_start", "tab_open", "tab_setup", "navigate", "wait", "capture", "total",
              "after_answer")
-    fetches = [k for k in c if "inline cold" in k]
+    fetches = [k for k in c if "inline cold" in k or k.startswith("warm fetch")]
     stage_rows = "\n".join(
         f"| {k} | " + " | ".join(f"{med(stages[k][s]):.0f}" if s in stages[k] else "–" for s in order) + " |"
         for k in fetches)
@@ -231,7 +247,9 @@ driver already running); the browser started alone with afhttp's flags until it 
 ("browser start", the target's definition), and until its start-up page answers `Page.enable` ("first page
 ready"); where `chromium` is a distribution's shell script (Debian's `/usr/bin/chromium`, which sources
 `/etc/chromium.d` and runs a dozen small programs first), also the real executable behind it started alone
-("no wrapper script", informational: afhttp and every other case launch the script).
+("no wrapper script", informational: afhttp and every other case launch the script); and the same fetch on a
+host started once before the rounds (`--endpoint-url`: its pool's ready tab in a warm browser), which is the
+page's own work with no cold start at all (informational).
 
 | Case | median ms | vs browser start | vs first page ready |
 | --- | --- | --- | --- |
