@@ -150,7 +150,7 @@ def write_doc():
               "`bench/fleet.sh` for the fleet on Docker Swarm, `bench/mcp_stdio.py` for MCP, "
               "`bench/readiness.py` for settled-page readiness, `bench/throughput.py` for parallel throughput against "
               "the raw-CDP baseline and the screenshot's cost, `bench/warm_floor.py` and `bench/floor_parts.py` for the "
-              "warm, cold, memory and parallel floors of issue 26, `bench/real_pages.py` and `bench/mcp_peers.py` for the "
+              "warm, cold, memory and parallel floors of issue 26, `bench/isolated_tabs.py` for isolated fetches' ready tabs, `bench/real_pages.py` and `bench/mcp_peers.py` for the "
               "real-world corpus pages (run by hand: see their sections), `bench/fuzz.sh` for fuzzing), except the container "
               "section, which comes from the container test runs; each section lives in its `bench/summary-*.md` "
               "and raw samples are in `bench/runs/`.\n"

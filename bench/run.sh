@@ -19,6 +19,8 @@ python3 bench/observation_growth.py "$@"
 python3 bench/takeover.py "$@"
 python3 bench/readiness.py "$@"
 python3 bench/throughput.py "$@"
+# Isolated fetches (a one-member fleet) against pooled ones; BENCH_BIN_BASE adds a baseline host.
+python3 bench/isolated_tabs.py
 # PDF text and --want pdf (prints its tables; bench/summary-documents.md records a run).
 bench/documents.sh
 # MCP over stdio vs the CLI (prints its JSON; bench/summary-mcp.md is written from it by hand).

@@ -76,24 +76,40 @@ impl ClientFrames {
     /// caps).
     async fn take_ready(&self, leases: &TabLeases, text: &str) -> Option<Option<ws::Message>> {
         let pool = &self.state.pool;
-        if !text.contains("Target.createTarget") || pool.is_empty() {
+        if !text.contains("Target.createTarget") {
             return None;
         }
         let msg: serde_json::Value = serde_json::from_str(text).ok()?;
         let create = super::pool_frames::poolable_create(&msg)?;
-        if !super::caps::room_for_a_tab(&self.state).await {
+        // An isolated one with none ready goes on to the browser, which refuses the context
+        // it does not know: the driver then makes its own.
+        let ready = match create.isolated {
+            true => pool.isolated_ready(),
+            false => !pool.is_empty(),
+        };
+        if !ready || !super::caps::room_for_a_tab(&self.state).await {
             return None;
         }
-        let tab = pool.take(&self.browser_ws_url)?;
+        let (tab, context) = match create.isolated {
+            true => pool
+                .take_isolated(&self.browser_ws_url)
+                .map(|(t, c)| (t, Some(c)))?,
+            false => (pool.take(&self.browser_ws_url)?, None),
+        };
         leases.adopt(&tab);
+        if let Some(c) = &context {
+            leases.adopt_context(c);
+        }
         if create.attach {
-            self.attaches.sent(create.id, &tab);
+            self.attaches.sent(create.id, &tab, context.as_deref());
             let frame = super::pool_frames::attach_frame(create.id, &tab);
             return Some(Some(ws::Message::Text(ws::Utf8Bytes::from(frame))));
         }
-        let _ = self
-            .answers
-            .send(super::pool_frames::created_answer(create.id, &tab));
+        let _ = self.answers.send(super::pool_frames::created_answer(
+            create.id,
+            &tab,
+            context.as_deref(),
+        ));
         Some(None)
     }
 

@@ -23,11 +23,13 @@ pub struct PoolableCreate {
     /// Whether the driver asked to be attached in the same call
     /// ([`super::tab_lease::ATTACH_PARAM`]).
     pub attach: bool,
+    /// Whether it asked for a ready isolated tab ([`super::tab_lease::READY_ISOLATED`]).
+    pub isolated: bool,
 }
 
 /// Whether a client's frame is a temporary blank `Target.createTarget` the pool may answer.
 pub fn poolable_create(msg: &Value) -> Option<PoolableCreate> {
-    use super::tab_lease::{ATTACH_PARAM, TEMPORARY_PARAM};
+    use super::tab_lease::{ATTACH_PARAM, READY_ISOLATED, TEMPORARY_PARAM};
     if msg.get("method").and_then(Value::as_str) != Some("Target.createTarget")
         || msg.get("sessionId").is_some()
     {
@@ -38,15 +40,22 @@ pub fn poolable_create(msg: &Value) -> Option<PoolableCreate> {
         .get("url")
         .is_none_or(|u| u.as_str() == Some("about:blank"));
     let temporary = params.get(TEMPORARY_PARAM) == Some(&Value::Bool(true));
-    let nothing_else = params
-        .keys()
-        .all(|k| k == "url" || k == TEMPORARY_PARAM || k == ATTACH_PARAM);
+    // A context is asked only as the ready isolated one; any other is the driver's own.
+    let isolated = match params.get("browserContextId") {
+        None => false,
+        Some(c) if c.as_str() == Some(READY_ISOLATED) => true,
+        Some(_) => return None,
+    };
+    let nothing_else = params.keys().all(|k| {
+        k == "url" || k == TEMPORARY_PARAM || k == ATTACH_PARAM || k == "browserContextId"
+    });
     if !(blank && temporary && nothing_else) {
         return None;
     }
     Some(PoolableCreate {
         id: msg.get("id").and_then(Value::as_u64)?,
         attach: params.get(ATTACH_PARAM) == Some(&Value::Bool(true)),
+        isolated,
     })
 }
 
@@ -66,9 +75,18 @@ pub fn closed_target(text: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// The answer to command `id` that the browser would have given for a created `target`.
-pub fn created_answer(id: u64, target: &str) -> String {
-    json!({"id": id, "result": {"targetId": target}}).to_string()
+/// The answer to command `id` that the browser would have given for a created `target`
+/// (with the fresh `context` it is in, for a ready isolated tab).
+pub fn created_answer(id: u64, target: &str, context: Option<&str>) -> String {
+    json!({"id": id, "result": created_result(target, context)}).to_string()
+}
+
+fn created_result(target: &str, context: Option<&str>) -> Value {
+    let mut result = json!({"targetId": target});
+    if let Some(c) = context {
+        result["browserContextId"] = json!(c);
+    }
+    result
 }
 
 /// The frame the host sends the browser, on the driver's connection and under the driver's
@@ -80,19 +98,21 @@ pub fn attach_frame(id: u64, target: &str) -> String {
     .to_string()
 }
 
-/// The ready tabs a client took with [`super::tab_lease::ATTACH_PARAM`], by the command id
-/// whose answer (the browser's to the host's `Target.attachToTarget`) is still to come.
+/// The ready tabs a client took with [`super::tab_lease::ATTACH_PARAM`] (and the context of
+/// an isolated one), by the command id whose answer (the browser's to the host's
+/// `Target.attachToTarget`) is still to come.
 #[derive(Debug, Default)]
-pub struct AttachCalls(Mutex<HashMap<u64, String>>);
+pub struct AttachCalls(Mutex<HashMap<u64, (String, Option<String>)>>);
 
 impl AttachCalls {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, String>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, (String, Option<String>)>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The host attaches the client to `target` under command `id`.
-    pub fn sent(&self, id: u64, target: &str) {
-        self.lock().insert(id, target.to_string());
+    /// The host attaches the client to `target` (in `context`) under command `id`.
+    pub fn sent(&self, id: u64, target: &str, context: Option<&str>) {
+        self.lock()
+            .insert(id, (target.to_string(), context.map(String::from)));
     }
 
     /// A browser → client frame: the attach's answer as the answer to the client's
@@ -107,16 +127,12 @@ impl AttachCalls {
             return None;
         }
         let id = msg.get("id").and_then(Value::as_u64)?;
-        let target = self.lock().remove(&id)?;
-        Some(
-            match msg.pointer("/result/sessionId").and_then(Value::as_str) {
-                Some(session) => {
-                    json!({"id": id, "result": {"targetId": target, "sessionId": session}})
-                        .to_string()
-                }
-                None => created_answer(id, &target),
-            },
-        )
+        let (target, context) = self.lock().remove(&id)?;
+        let mut result = created_result(&target, context.as_deref());
+        if let Some(session) = msg.pointer("/result/sessionId").and_then(Value::as_str) {
+            result["sessionId"] = json!(session);
+        }
+        Some(json!({"id": id, "result": result}).to_string())
     }
 }
 
@@ -132,8 +148,8 @@ pub fn without_hidden(list: &mut Vec<Value>, hidden: &HashSet<String>, key: &str
     list.len() != before
 }
 
-/// The `Target.getTargets` calls of one client still waiting for their answer, so the
-/// ready tabs can be left out of it.
+/// The `Target.getTargets` and `Target.getBrowserContexts` calls of one client still waiting
+/// for their answer, so the ready tabs and their contexts can be left out of it.
 #[derive(Debug, Default)]
 pub struct ListCalls(Mutex<HashSet<u64>>);
 
@@ -142,15 +158,17 @@ impl ListCalls {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A client → browser frame: remember a `Target.getTargets` call.
+    /// A client → browser frame: remember a `Target.getTargets` or
+    /// `Target.getBrowserContexts` call.
     pub fn outgoing(&self, text: &str) {
-        if !text.contains("Target.getTargets") {
+        if !text.contains("Target.getTargets") && !text.contains("Target.getBrowserContexts") {
             return;
         }
         let Ok(msg) = serde_json::from_str::<Value>(text) else {
             return;
         };
-        if msg.get("method").and_then(Value::as_str) == Some("Target.getTargets") {
+        let method = msg.get("method").and_then(Value::as_str);
+        if method == Some("Target.getTargets") || method == Some("Target.getBrowserContexts") {
             if let Some(id) = msg.get("id").and_then(Value::as_u64) {
                 self.lock().insert(id);
             }
@@ -160,13 +178,26 @@ impl ListCalls {
     /// A browser → client frame: the answer to a remembered call, without the host's tabs
     /// (`None`: pass the frame unchanged).
     pub async fn incoming(&self, text: &str, pool: &TabPool) -> Option<String> {
-        if text.len() > MAX_LIST_LEN || !text.contains("targetInfos") || self.lock().is_empty() {
+        let contexts = text.contains("browserContextIds");
+        if text.len() > MAX_LIST_LEN
+            || !(contexts || text.contains("targetInfos"))
+            || self.lock().is_empty()
+        {
             return None;
         }
         let mut msg: Value = serde_json::from_str(text).ok()?;
         let id = msg.get("id").and_then(Value::as_u64)?;
         if !self.lock().remove(&id) {
             return None;
+        }
+        if contexts {
+            let hidden = pool.hidden_contexts().await;
+            let list = msg
+                .pointer_mut("/result/browserContextIds")?
+                .as_array_mut()?;
+            let before = list.len();
+            list.retain(|c| c.as_str().is_none_or(|c| !hidden.contains(c)));
+            return (list.len() != before).then(|| msg.to_string());
         }
         let hidden = pool.hidden().await;
         if hidden.is_empty() {
@@ -191,6 +222,7 @@ mod tests {
         let plain = Some(PoolableCreate {
             id: 4,
             attach: false,
+            isolated: false,
         });
         assert_eq!(
             poolable_create(&create(
@@ -208,13 +240,26 @@ mod tests {
             )),
             Some(PoolableCreate {
                 id: 4,
-                attach: true
+                attach: true,
+                isolated: false,
+            })
+        );
+        assert_eq!(
+            poolable_create(&create(
+                json!({"afhttpTemporary": true, "afhttpAttach": true,
+                "browserContextId": "afhttp-ready-isolated"})
+            )),
+            Some(PoolableCreate {
+                id: 4,
+                attach: true,
+                isolated: true,
             })
         );
         for params in [
             json!({"url": "about:blank"}),
             json!({"url": "https://example.com/", "afhttpTemporary": true}),
             json!({"url": "about:blank", "afhttpTemporary": true, "browserContextId": "C"}),
+            json!({"url": "about:blank", "browserContextId": "afhttp-ready-isolated"}),
             json!({"url": "about:blank", "afhttpTemporary": true, "width": 800}),
         ] {
             assert_eq!(poolable_create(&create(params.clone())), None, "{params}");
@@ -227,8 +272,9 @@ mod tests {
     #[test]
     fn an_attach_answer_reads_as_the_create_answer_with_its_session() {
         let calls = AttachCalls::default();
-        calls.sent(5, "T");
-        calls.sent(6, "U");
+        calls.sent(5, "T", None);
+        calls.sent(6, "U", None);
+        calls.sent(7, "V", Some("C"));
         let event = r#"{"method":"Target.attachedToTarget","params":{"sessionId":"S"}}"#;
         assert_eq!(calls.incoming(event), None);
         assert_eq!(calls.incoming(r#"{"id":4,"result":{}}"#), None);
@@ -249,6 +295,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(failed, json!({"id": 6, "result": {"targetId": "U"}}));
+        let isolated: Value = serde_json::from_str(
+            &calls
+                .incoming(r#"{"id":7,"result":{"sessionId":"S7"}}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            isolated,
+            json!({"id": 7, "result": {"targetId": "V", "sessionId": "S7", "browserContextId": "C"}})
+        );
         assert_eq!(
             calls.incoming(r#"{"id":5,"result":{"sessionId":"S"}}"#),
             None

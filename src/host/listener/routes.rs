@@ -354,6 +354,10 @@ async fn health_doc(state: &ListenerState, access: Access, status: HostStatus) -
         doc.insert("tabs_active".into(), json!(tabs));
     }
     doc.insert("tabs_ready".into(), json!(state.pool.len()));
+    doc.insert(
+        "tabs_ready_isolated".into(),
+        json!(state.pool.isolated_len()),
+    );
     doc.insert("capabilities_url".into(), json!("/capabilities"));
     Json(Value::Object(doc))
 }

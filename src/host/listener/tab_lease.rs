@@ -26,6 +26,10 @@ pub const TEMPORARY_PARAM: &str = "afhttpTemporary";
 /// answer, the driver attaches itself. Stripped before the browser sees it.
 pub const ATTACH_PARAM: &str = "afhttpAttach";
 
+/// The `browserContextId` by which a driver asks for a ready isolated tab (see
+/// [`super::tab_pool`]); with none ready the call goes on and the browser refuses it.
+pub use crate::sdk::browser::session::READY_ISOLATED;
+
 /// Answers longer than this are not a `Target.createTarget` answer (skip parsing them).
 const MAX_ANSWER_LEN: usize = 512;
 
@@ -39,6 +43,9 @@ struct Inner {
     pending: HashSet<u64>,
     /// Marked targets the browser created.
     targets: Vec<String>,
+    /// Browser contexts of ready isolated tabs this client took (the host made them, so the
+    /// browser does not dispose of them when this client goes: the host does).
+    contexts: Vec<String>,
 }
 
 /// The temporary tabs of one `/cdp` connection.
@@ -55,6 +62,10 @@ impl TabLeases {
     pub fn outgoing(&self, text: &str) -> Option<String> {
         if text.contains("Target.closeTarget") {
             self.forget_closed(text);
+            return None;
+        }
+        if text.contains("Target.disposeBrowserContext") {
+            self.forget_disposed(text);
             return None;
         }
         if !text.contains(TEMPORARY_PARAM) {
@@ -90,6 +101,26 @@ impl TabLeases {
         }
     }
 
+    /// The client disposes of a context itself: nothing is left to dispose of for it later.
+    fn forget_disposed(&self, text: &str) {
+        let mut inner = self.lock();
+        if inner.contexts.is_empty() {
+            return;
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if msg.get("method").and_then(Value::as_str) != Some("Target.disposeBrowserContext") {
+            return;
+        }
+        if let Some(id) = msg
+            .pointer("/params/browserContextId")
+            .and_then(Value::as_str)
+        {
+            inner.contexts.retain(|c| c != id);
+        }
+    }
+
     /// A browser → client text message: the answer to a marked `Target.createTarget` names
     /// the target to close later.
     pub fn incoming(&self, text: &str) {
@@ -118,16 +149,23 @@ impl TabLeases {
         self.lock().targets.push(target.to_string());
     }
 
+    /// `context` (of a ready isolated tab) is now this client's: disposed of when it goes.
+    pub fn adopt_context(&self, context: &str) {
+        self.lock().contexts.push(context.to_string());
+    }
+
     /// The marked targets created so far.
     fn take(&self) -> Vec<String> {
         std::mem::take(&mut self.lock().targets)
     }
 
     /// The client is gone: close its marked targets that are still open (a target the
-    /// client closed itself is simply not found). Returns the targets it closed.
+    /// client closed itself is simply not found), and dispose of the contexts of the ready
+    /// isolated tabs it took and did not dispose of. Returns the targets it closed.
     pub async fn release(&self, browser_ws_url: &str) -> Vec<String> {
         let targets = self.take();
-        if targets.is_empty() {
+        let contexts = std::mem::take(&mut self.lock().contexts);
+        if targets.is_empty() && contexts.is_empty() {
             return targets;
         }
         let conn =
@@ -152,12 +190,22 @@ impl TabLeases {
                 closed.push(target);
             }
         }
+        for context in &contexts {
+            let _ = conn
+                .call(
+                    None,
+                    "Target.disposeBrowserContext",
+                    json!({"browserContextId": context}),
+                    CLOSE_BOUND,
+                )
+                .await;
+        }
         conn.close();
-        if !closed.is_empty() {
+        if !closed.is_empty() || !contexts.is_empty() {
             log(
                 Level::Info,
                 "closed tabs a disconnected client left open",
-                json!({"closed": closed.len()}),
+                json!({"closed": closed.len(), "contexts_disposed": contexts.len()}),
             );
         }
         closed
@@ -206,6 +254,17 @@ mod tests {
             .outgoing(r#"{"id":3,"method":"Target.closeTarget","params":{"targetId":"A"}}"#)
             .is_none());
         assert_eq!(l.take(), vec!["B".to_string()]);
+    }
+
+    #[test]
+    fn a_context_the_client_disposed_is_forgotten() {
+        let l = TabLeases::default();
+        l.adopt_context("C1");
+        l.adopt_context("C2");
+        assert!(l
+            .outgoing(r#"{"id":3,"method":"Target.disposeBrowserContext","params":{"browserContextId":"C1"}}"#)
+            .is_none());
+        assert_eq!(l.lock().contexts, vec!["C2".to_string()]);
     }
 
     #[test]

@@ -10,6 +10,15 @@
 //! off the critical path, once the client that took a tab has gone; full, the refill task sleeps
 //! (an idle host runs no loop and its blank tabs run no script).
 //!
+//! Ready isolated tabs: a fetch in an isolated context (a fleet's ephemeral fetch) asks for
+//! one with [`super::tab_lease::READY_ISOLATED`]. Each is a blank tab in a browser context
+//! of its own, made ahead like a ready tab (a fresh context and its first tab cost 150-250
+//! ms of the fetch, measured in `docs/design.md`), handed out once with its context, which
+//! the client disposes of (or the host, when the client goes without). A host makes them
+//! only once a client has asked for one (a host that never serves an isolated fetch keeps
+//! no renderer for them), at most [`MAX_ISOLATED`]. A context the fetch sets up itself
+//! (a proxy or TLS of its own) is not pooled: its parameters are the fetch's.
+//!
 //! Ready tabs are the host's, not the clients': `Target.getTargets` answers, `/json/list`,
 //! `/health` `tabs_active` and the `--max-tabs` count leave them out, and a tab being made
 //! ready too (the browser lists it as soon as it exists, before the pool knows its id: a
@@ -45,6 +54,9 @@ const CLOSING_HIDDEN: Duration = Duration::from_secs(5);
 /// Most closing tabs remembered (older ones count again).
 const MAX_CLOSING: usize = 1024;
 
+/// Most ready isolated tabs kept (each is a renderer in a context of its own).
+const MAX_ISOLATED: usize = 2;
+
 #[derive(Debug, Default)]
 struct Inner {
     /// The browser (its DevTools socket URL) the ready tabs are in.
@@ -53,6 +65,12 @@ struct Inner {
     ready: VecDeque<String>,
     /// Tabs the refill created and is still attaching to (not yet ready, not a client's).
     preparing: HashSet<String>,
+    /// Ready isolated tabs, oldest first: (tab, its own browser context).
+    isolated: VecDeque<(String, String)>,
+    /// Contexts the refill created whose tab is not ready yet.
+    preparing_contexts: HashSet<String>,
+    /// Whether a client has asked for a ready isolated tab (the refill makes them from then on).
+    isolated_wanted: bool,
     /// Tabs whose close went through the host, and when.
     closing: HashMap<String, Instant>,
 }
@@ -98,6 +116,51 @@ impl TabPool {
         inner.ready.pop_front()
     }
 
+    /// Whether a ready isolated tab is there; asking is what makes the refill keep them.
+    pub fn isolated_ready(&self) -> bool {
+        if self.size == 0 {
+            return false;
+        }
+        let mut inner = self.lock();
+        inner.isolated_wanted = true;
+        !inner.isolated.is_empty()
+    }
+
+    /// A ready isolated tab of `browser` and its context, now the caller's. `None` when there
+    /// is none.
+    pub fn take_isolated(&self, browser: &str) -> Option<(String, String)> {
+        if self.size == 0 {
+            return None;
+        }
+        let mut inner = self.lock();
+        if inner.browser.as_deref() != Some(browser) {
+            inner.isolated.clear();
+        }
+        inner.isolated.pop_front()
+    }
+
+    /// The contexts of the ready isolated tabs (and those being made), left out of the
+    /// clients' `Target.getBrowserContexts`; waits for a creation under way as
+    /// [`TabPool::hidden`] does.
+    pub async fn hidden_contexts(&self) -> HashSet<String> {
+        if self.size > 0 {
+            let _created = tokio::time::timeout(CREATION_WAIT, self.creating.lock()).await;
+        }
+        let inner = self.lock();
+        inner
+            .isolated
+            .iter()
+            .map(|(_, c)| c)
+            .chain(&inner.preparing_contexts)
+            .cloned()
+            .collect()
+    }
+
+    /// How many ready isolated tabs there are now.
+    pub fn isolated_len(&self) -> usize {
+        self.lock().isolated.len()
+    }
+
     /// Top the pool up now: a client went away. Not at the take itself: creating a tab
     /// starts a renderer, CPU the fetch that took one needs on a small machine.
     pub fn refill(&self) {
@@ -128,6 +191,7 @@ impl TabPool {
             .ready
             .iter()
             .chain(&inner.preparing)
+            .chain(inner.isolated.iter().map(|(t, _)| t))
             .chain(closing)
             .cloned()
             .collect()
@@ -194,6 +258,8 @@ impl TabPool {
             .is_none_or(|(url, c)| url != browser || c.is_closed());
         if stale {
             *conn = None;
+            // Their contexts went with the connection that made them (`disposeOnDetach`).
+            self.lock().isolated.clear();
             match CdpConnection::connect_devtools(browser, CALL_BOUND).await {
                 Ok(c) => *conn = Some((browser.to_string(), c)),
                 Err(_) => return false,
@@ -207,6 +273,7 @@ impl TabPool {
             if inner.browser.as_deref() != Some(browser) {
                 inner.browser = Some(browser.to_string());
                 inner.ready.clear();
+                inner.isolated.clear();
             }
         }
         while self.len() < self.size {
@@ -228,8 +295,90 @@ impl TabPool {
                 inner.ready.push_back(id);
             }
         }
-        true
+        self.fill_isolated(c, browser).await
     }
+
+    /// Make ready isolated tabs until there are enough (none until one was asked for).
+    async fn fill_isolated(&self, c: &CdpConnection, browser: &str) -> bool {
+        let want = self.size.min(MAX_ISOLATED);
+        loop {
+            {
+                let inner = self.lock();
+                if !inner.isolated_wanted || inner.isolated.len() >= want {
+                    return true;
+                }
+            }
+            let (id, context) = {
+                let _creating = self.creating.lock().await;
+                let Some(context) = create_context(c).await else {
+                    return false;
+                };
+                self.lock().preparing_contexts.insert(context.clone());
+                let Some(id) = create_in(c, &context).await else {
+                    self.lock().preparing_contexts.remove(&context);
+                    dispose(c, &context).await;
+                    return false;
+                };
+                self.lock().preparing.insert(id.clone());
+                (id, context)
+            };
+            let attached = attach(c, &id).await;
+            let kept = {
+                let mut inner = self.lock();
+                inner.preparing.remove(&id);
+                inner.preparing_contexts.remove(&context);
+                let kept = attached && inner.browser.as_deref() == Some(browser);
+                if kept {
+                    inner.isolated.push_back((id, context.clone()));
+                }
+                kept
+            };
+            if !kept {
+                dispose(c, &context).await;
+                return attached;
+            }
+        }
+    }
+}
+
+/// A fresh browser context, disposed of by the browser if the pool's connection goes (and
+/// by the client that takes its tab, or the host when that client goes without).
+async fn create_context(conn: &CdpConnection) -> Option<String> {
+    let r = conn
+        .call(
+            None,
+            "Target.createBrowserContext",
+            json!({"disposeOnDetach": true}),
+            CALL_BOUND,
+        )
+        .await
+        .ok()?;
+    r["browserContextId"].as_str().map(String::from)
+}
+
+/// A blank tab in `context`, created as a fetch creates its isolated tab.
+async fn create_in(conn: &CdpConnection, context: &str) -> Option<String> {
+    let r = conn
+        .call(
+            None,
+            "Target.createTarget",
+            json!({"url": "about:blank", "browserContextId": context}),
+            CALL_BOUND,
+        )
+        .await
+        .ok()?;
+    r["targetId"].as_str().map(String::from)
+}
+
+async fn dispose(conn: &CdpConnection, context: &str) {
+    let _ = conn
+        .call(
+            None,
+            "Target.disposeBrowserContext",
+            json!({"browserContextId": context}),
+            CALL_BOUND,
+        )
+        .await;
 }
 
 /// A new blank tab in the background of the browser's one window. Not a window of its own:
@@ -299,6 +448,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_isolated_tab_is_taken_once_with_its_context_and_hidden_until_then() {
+        let pool = TabPool::new(2);
+        assert!(!pool.isolated_ready());
+        {
+            let mut inner = pool.lock();
+            assert!(inner.isolated_wanted);
+            inner.browser = Some("ws://a".into());
+            inner.isolated.push_back(("T1".into(), "C1".into()));
+            inner.isolated.push_back(("T2".into(), "C2".into()));
+        }
+        assert_eq!(pool.hidden_now(), HashSet::from(["T1".into(), "T2".into()]));
+        assert_eq!(
+            pool.take_isolated("ws://a"),
+            Some(("T1".to_string(), "C1".to_string()))
+        );
+        assert_eq!(
+            pool.hidden_contexts().await,
+            HashSet::from(["C2".to_string()])
+        );
+        assert_eq!(pool.take_isolated("ws://b"), None);
+        assert_eq!(pool.isolated_len(), 0);
+        let off = TabPool::new(0);
+        assert!(!off.isolated_ready());
+        assert!(!off.lock().isolated_wanted);
+    }
+
+    #[tokio::test]
     async fn a_closing_tab_counts_as_closed_until_the_browser_drops_it() {
         let pool = TabPool::new(0);
         let close = r#"{"id":3,"method":"Target.closeTarget","params":{"targetId":"T"}}"#;
@@ -356,6 +532,14 @@ mod tests {
             1
         );
         assert_eq!(rewritten["result"]["targetInfos"][0]["targetId"], "MINE");
+        // Nor does a context list show a ready isolated tab's context.
+        pool.lock().isolated.push_back(("ISO".into(), "CTX".into()));
+        calls.outgoing(r#"{"id":10,"method":"Target.getBrowserContexts"}"#);
+        let contexts = json!({"id": 10, "result": {"browserContextIds": ["CTX", "OWN"]}});
+        let rewritten: Value =
+            serde_json::from_str(&calls.incoming(&contexts.to_string(), &pool).await.unwrap())
+                .unwrap();
+        assert_eq!(rewritten["result"]["browserContextIds"], json!(["OWN"]));
         // An answer to a call it did not see passes unchanged.
         assert_eq!(calls.incoming(&answer, &pool).await, None);
     }

@@ -120,6 +120,9 @@ pub async fn fetch_in_tab(
     };
     trace.timing("tab_open", ms_since(t0));
     let mut tab_trace = json!({"target_id": tab.target_id, "created": tab.created});
+    if tab.ready {
+        tab_trace["ready"] = json!(true);
+    }
     if let Some(id) = &tab.context_id {
         // Disposed by the caller once it has read the context's cookies.
         tab_trace["browser_context_id"] = json!(id);

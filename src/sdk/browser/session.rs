@@ -20,8 +20,10 @@ pub struct Tab {
     pub session_id: String,
     /// Whether this fetch created the tab (and so closes it).
     pub created: bool,
-    /// The isolated browser context this fetch created for the tab (disposed with it).
+    /// The isolated browser context of the tab (disposed with it).
     pub context_id: Option<String>,
+    /// Whether it is a host's ready tab (the host answered its creation, attached).
+    pub ready: bool,
 }
 
 /// What the event collector has seen on the tab's session.
@@ -60,6 +62,13 @@ pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The `browserContextId` by which a temporary `Target.createTarget` asks a host for a ready
+/// isolated tab (a blank tab in a fresh context the host made ahead): a host that has one
+/// answers `{targetId, sessionId, browserContextId}`. Anything else (an empty pool, an
+/// older host, a bare browser) lets the browser refuse a context it does not know, and the
+/// fetch makes its own context: it never gets a tab of the shared context this way.
+pub const READY_ISOLATED: &str = "afhttp-ready-isolated";
+
 /// Open a new tab (`tab` None or `new`) or attach to the existing target `tab`. A new tab
 /// is `temporary` unless it must outlive this driver (a takeover tab).
 ///
@@ -69,7 +78,8 @@ pub fn lock(state: &Shared) -> MutexGuard<'_, PageState> {
 ///
 /// With `isolated`, a new tab opens in a fresh browser context (`Target.createBrowserContext`,
 /// disposed when the fetch ends or its connection drops): it shares no cookie, storage or
-/// cache with the profile the browser runs on, and writes none into it.
+/// cache with the profile the browser runs on, and writes none into it. A `temporary` one is
+/// first asked of the host's ready isolated tabs ([`READY_ISOLATED`]).
 pub async fn open(
     conn: &CdpConnection,
     tab: Option<&str>,
@@ -120,6 +130,11 @@ async fn open_once(
     let (target_id, created) = match (tab, blank) {
         (_, Some(id)) => (id, true),
         (None | Some("new"), None) => {
+            if isolated && temporary {
+                if let Some(tab) = ready_isolated(conn, timeout).await {
+                    return Ok(tab);
+                }
+            }
             let mut params = json!({"url": "about:blank"});
             if isolated {
                 let r = conn
@@ -163,6 +178,7 @@ async fn open_once(
                     session_id: session_id.to_string(),
                     created: true,
                     context_id,
+                    ready: true,
                 });
             }
             (id, true)
@@ -198,6 +214,56 @@ async fn open_once(
         session_id,
         created,
         context_id,
+        ready: false,
+    })
+}
+
+/// A host's ready isolated tab, attached; `None` when there is none (the caller makes its
+/// own). An answer without a context of its own is not one: its tab, if any, is closed.
+async fn ready_isolated(conn: &CdpConnection, timeout: Duration) -> Option<Tab> {
+    let params = json!({"url": "about:blank", "browserContextId": READY_ISOLATED,
+                        "afhttpTemporary": true, "afhttpAttach": true});
+    let r = conn
+        .send(None, "Target.createTarget", params, timeout)
+        .await
+        .ok()?;
+    let target_id = r["targetId"].as_str()?.to_string();
+    let context = r["browserContextId"]
+        .as_str()
+        .filter(|c| !c.is_empty() && *c != READY_ISOLATED);
+    let Some(context) = context else {
+        close_target(conn, &target_id, timeout).await;
+        return None;
+    };
+    let context_id = Some(context.to_string());
+    let session_id = match r["sessionId"].as_str() {
+        Some(s) => s.to_string(),
+        None => {
+            let attached = conn
+                .send(
+                    None,
+                    "Target.attachToTarget",
+                    json!({"targetId": target_id, "flatten": true}),
+                    timeout,
+                )
+                .await
+                .ok()
+                .and_then(|a| a["sessionId"].as_str().map(String::from));
+            match attached {
+                Some(s) => s,
+                None => {
+                    dispose_context(conn, context_id.as_deref()).await;
+                    return None;
+                }
+            }
+        }
+    };
+    Some(Tab {
+        target_id,
+        session_id,
+        created: true,
+        context_id,
+        ready: true,
     })
 }
 
