@@ -127,49 +127,21 @@ async fn open_once(
         _ => None,
     };
     let mut context_id = None;
+    let mut ready = false;
     let (target_id, created) = match (tab, blank) {
         (_, Some(id)) => (id, true),
         (None | Some("new"), None) => {
-            if isolated && temporary {
-                if let Some(tab) = ready_isolated(conn, timeout).await {
-                    return Ok(tab);
+            let pooled = match isolated && temporary {
+                true => ready_isolated(conn, timeout).await,
+                false => None,
+            };
+            let r = match pooled {
+                Some((r, context)) => {
+                    context_id = Some(context);
+                    ready = true;
+                    r
                 }
-            }
-            let mut params = json!({"url": "about:blank"});
-            if isolated {
-                let r = conn
-                    .send(
-                        None,
-                        "Target.createBrowserContext",
-                        json!({"disposeOnDetach": true}),
-                        timeout,
-                    )
-                    .await
-                    .map_err(Opening::Failed)?;
-                let id = r["browserContextId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                params["browserContextId"] = json!(id);
-                context_id = Some(id);
-            }
-            if temporary {
-                // The host closes it if this driver dies before closing it (and strips the
-                // marker before the browser sees it).
-                params["afhttpTemporary"] = json!(true);
-                // A host that answers from its ready tabs attaches this connection to the tab
-                // in the same call: one round trip less before the navigation.
-                params["afhttpAttach"] = json!(true);
-            }
-            let r = match conn
-                .send(None, "Target.createTarget", params, timeout)
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    dispose_context(conn, context_id.as_deref()).await;
-                    return Err(Opening::Failed(e));
-                }
+                None => create(conn, temporary, isolated, &mut context_id, timeout).await?,
             };
             let id = r["targetId"].as_str().unwrap_or_default().to_string();
             if let Some(session_id) = r["sessionId"].as_str() {
@@ -214,13 +186,62 @@ async fn open_once(
         session_id,
         created,
         context_id,
-        ready: false,
+        ready,
     })
 }
 
-/// A host's ready isolated tab, attached; `None` when there is none (the caller makes its
-/// own). An answer without a context of its own is not one: its tab, if any, is closed.
-async fn ready_isolated(conn: &CdpConnection, timeout: Duration) -> Option<Tab> {
+/// Create a blank tab (in a fresh context of its own when `isolated`, named in
+/// `context_id`): the browser's `Target.createTarget` answer, or a host's for one of its
+/// ready tabs (then with its `sessionId`).
+async fn create(
+    conn: &CdpConnection,
+    temporary: bool,
+    isolated: bool,
+    context_id: &mut Option<String>,
+    timeout: Duration,
+) -> Result<Value, Opening> {
+    let mut params = json!({"url": "about:blank"});
+    if isolated {
+        let r = conn
+            .send(
+                None,
+                "Target.createBrowserContext",
+                json!({"disposeOnDetach": true}),
+                timeout,
+            )
+            .await
+            .map_err(Opening::Failed)?;
+        let id = r["browserContextId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        params["browserContextId"] = json!(id);
+        *context_id = Some(id);
+    }
+    if temporary {
+        // The host closes it if this driver dies before closing it (and strips the
+        // marker before the browser sees it).
+        params["afhttpTemporary"] = json!(true);
+        // A host that answers from its ready tabs attaches this connection to the tab
+        // in the same call: one round trip less before the navigation.
+        params["afhttpAttach"] = json!(true);
+    }
+    match conn
+        .send(None, "Target.createTarget", params, timeout)
+        .await
+    {
+        Ok(r) => Ok(r),
+        Err(e) => {
+            dispose_context(conn, context_id.as_deref()).await;
+            Err(Opening::Failed(e))
+        }
+    }
+}
+
+/// A host's ready isolated tab: its `Target.createTarget` answer (`targetId`, and `sessionId`
+/// when the host attached it) and its context. `None` when there is none (the caller makes
+/// its own). An answer without a context of its own is not one: its tab, if any, is closed.
+async fn ready_isolated(conn: &CdpConnection, timeout: Duration) -> Option<(Value, String)> {
     let params = json!({"url": "about:blank", "browserContextId": READY_ISOLATED,
                         "afhttpTemporary": true, "afhttpAttach": true});
     let r = conn
@@ -230,41 +251,12 @@ async fn ready_isolated(conn: &CdpConnection, timeout: Duration) -> Option<Tab> 
     let target_id = r["targetId"].as_str()?.to_string();
     let context = r["browserContextId"]
         .as_str()
-        .filter(|c| !c.is_empty() && *c != READY_ISOLATED);
-    let Some(context) = context else {
+        .filter(|c| !c.is_empty() && *c != READY_ISOLATED)
+        .map(String::from);
+    if context.is_none() {
         close_target(conn, &target_id, timeout).await;
-        return None;
-    };
-    let context_id = Some(context.to_string());
-    let session_id = match r["sessionId"].as_str() {
-        Some(s) => s.to_string(),
-        None => {
-            let attached = conn
-                .send(
-                    None,
-                    "Target.attachToTarget",
-                    json!({"targetId": target_id, "flatten": true}),
-                    timeout,
-                )
-                .await
-                .ok()
-                .and_then(|a| a["sessionId"].as_str().map(String::from));
-            match attached {
-                Some(s) => s,
-                None => {
-                    dispose_context(conn, context_id.as_deref()).await;
-                    return None;
-                }
-            }
-        }
-    };
-    Some(Tab {
-        target_id,
-        session_id,
-        created: true,
-        context_id,
-        ready: true,
-    })
+    }
+    Some((r, context?))
 }
 
 /// Dispose of an isolated browser context (its tabs, cookies and storage go with it). The
