@@ -9,7 +9,9 @@ alternating, a whole process per fetch, `--render always`, default `--want`:
   `isolated_context`), as `bench/fleet.py` sends them, without Swarm.
 Reported: wall time to the exit, `tab_open` and `tab_setup` from `trace.timings_ms` (medians), and
 how many isolated fetches took a ready isolated tab (`trace.tab.ready`). Also each host at rest,
-before its first isolated fetch and after the last (the ready isolated tabs' memory and CPU).
+before its first isolated fetch and after the last (the ready isolated tabs' memory and CPU), and
+BENCH_BACK_TO_BACK (default 8) isolated fetches of the SPA one right after the other on each host
+(the pool refills while the next fetch starts).
 
 Usage: BENCH_BIN=target/release/afhttp BENCH_BIN_BASE=/path/to/base bench/isolated_tabs.py
 BENCH_RUNS (default 8), BENCH_NOTE (a sentence about the builds), BENCH_NO_DOC=1 (only the summary).
@@ -32,6 +34,7 @@ ROOT = http_bench.ROOT
 BIN = os.environ.get("BENCH_BIN") or http_bench.BIN
 BASE = os.environ.get("BENCH_BIN_BASE")
 RUNS = int(os.environ.get("BENCH_RUNS", "8"))
+BACK_TO_BACK = int(os.environ.get("BENCH_BACK_TO_BACK", "8"))
 NOTE = os.environ.get("BENCH_NOTE", "")
 TOKEN = "bench-isolated-tabs-token-0123456789"
 PAGES = {"static article": "/article", "SPA": "/spa"}
@@ -85,6 +88,11 @@ def main():
             ready[key] = ready.get(key, 0) + (1 if tab.get("ready") else 0)
     for which, (h, _, _) in hosts.items():
         rest[which]["after"] = warm_floor.idle_cost(h.pid)
+    burst = {}
+    for which in hosts:
+        for _ in range(BACK_TO_BACK):
+            _, t, tab = fetch(argv(which, "isolated", PAGES["SPA"]), env)
+            burst.setdefault(which, []).append((t.get("tab_open", 0) + t.get("tab_setup", 0), bool(tab.get("ready"))))
     for h, _, _ in hosts.values():
         h.terminate()
         h.wait(timeout=15)
@@ -116,6 +124,9 @@ def main():
     at_rest = "; ".join(
         f"{which}: {r['before'][0]:.0f} MB, {r['before'][1]:.1f} ms CPU/s before its first isolated fetch, "
         f"{r['after'][0]:.0f} MB, {r['after'][1]:.1f} ms CPU/s after the last" for which, r in rest.items())
+    back_to_back = "; ".join(
+        f"{which}: {sum(r for _, r in b)}/{len(b)} took a ready one, tab_open + tab_setup median "
+        f"{statistics.median(x for x, _ in b):.0f} ms (max {max(x for x, _ in b):.0f})" for which, b in burst.items())
     stamp = http_bench.write_wall_samples("isolated-tabs.csv", samples)
     binary = "release" if "/release/" in BIN or os.environ.get("BENCH_RELEASE") == "1" else "debug"
     summary = f"""## Ready isolated tabs (issue 26)
@@ -137,6 +148,8 @@ Isolated minus pooled, same host and page: {extras}.
 
 Each host at rest (1 s after the last fetch, then 5 s; PSS of the host and its browser tree, CPU of the tree):
 {at_rest}.
+
+{BACK_TO_BACK} isolated fetches of the SPA one right after the other, after the above: {back_to_back}.
 """
     with open(os.path.join(ROOT, "bench", "summary-isolated-tabs.md"), "w") as f:
         f.write(summary)
