@@ -301,3 +301,39 @@ fn a_host_without_ready_tabs_still_serves_isolated_fetches() {
     assert_eq!(isolated_ready(&ep), 0);
     assert!(contexts(&fx, &ep).is_empty());
 }
+
+#[test]
+fn a_host_with_a_takeover_display_keeps_ready_tabs_but_no_isolated_ones() {
+    let fx = Fixture::new();
+    let srv = FixtureServer::start();
+    // Its browser draws on the display, where a new context's window would be mapped over
+    // the tab a human is handed.
+    let host = HostProc::start(
+        &fx,
+        &[
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--token-secret",
+            TOKEN,
+            "--takeover-provider",
+            "novnc",
+        ],
+        &[],
+    );
+    let ep = host.endpoint.clone();
+    let port = crate::support::port_of(&ep);
+    let ready = || crate::support::health(port, Some(TOKEN))["tabs_ready"].as_u64();
+    for _ in 0..2 {
+        let (text, tab) = isolated(&fx, &ep, &srv.url("/static"));
+        assert!(text.contains("Static Fixture"), "{text}");
+        assert!(tab["ready"].is_null(), "{tab}");
+        // The plain ready tabs are refilled (the pool is on), the isolated ones never made.
+        crate::support::wait_for(
+            "the pool's ready tabs",
+            std::time::Duration::from_secs(30),
+            || ready() == Some(2),
+        );
+        assert_eq!(isolated_ready(&ep), 0);
+    }
+    assert!(contexts(&fx, &ep).is_empty());
+}

@@ -279,6 +279,10 @@ fn listener_config(opts: &HostOptions) -> Result<ListenerConfig, AfError> {
     config.max_tabs = opts.max_tabs;
     // Ready tabs wait in the window's tab strip: a human at a headful browser would see them.
     config.tab_pool = if opts.headless { opts.tab_pool } else { 0 };
+    // With a takeover display the browser draws on it (headful), and a new browser context
+    // opens a window of its own, mapped over the tab a human is handed: no ready isolated
+    // tabs there (an isolated fetch makes its context when it needs one, and disposes of it).
+    config.tab_pool_isolated = opts.headless && opts.takeover.is_none();
     config.validate()?;
     Ok(config)
 }

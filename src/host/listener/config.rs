@@ -161,6 +161,8 @@ pub struct ListenerConfig {
     pub machine_hostname: String,
     /// Ready tabs kept for fetches (`--tab-pool`; 0: none), see [`super::tab_pool`].
     pub tab_pool: usize,
+    /// Whether the pool also keeps ready isolated tabs (each in a browser context of its own).
+    pub tab_pool_isolated: bool,
 }
 
 /// The default `--tab-pool`: two ready tabs. Measured against none with one release build in
@@ -191,6 +193,7 @@ impl ListenerConfig {
             max_tabs: DEFAULT_MAX_TABS,
             machine_hostname: crate::profile::this_hostname(),
             tab_pool: DEFAULT_TAB_POOL,
+            tab_pool_isolated: true,
         }
     }
 

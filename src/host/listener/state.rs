@@ -165,7 +165,9 @@ impl ListenerState {
         let (disconnect, _) = watch::channel(Disconnect::default());
         let (clients, _) = watch::channel(0);
         let slots = super::slots::Slots::new(config.max_clients);
-        let pool = Arc::new(super::tab_pool::TabPool::new(config.tab_pool));
+        let pool = Arc::new(
+            super::tab_pool::TabPool::new(config.tab_pool).with_isolated(config.tab_pool_isolated),
+        );
         Ok(ListenerState {
             view,
             config,

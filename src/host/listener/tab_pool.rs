@@ -80,6 +80,8 @@ struct Inner {
 pub struct TabPool {
     /// How many ready tabs are kept (`--tab-pool`; 0 turns the pool off).
     size: usize,
+    /// How many ready isolated tabs are kept, once one was asked for (0: none).
+    isolated_size: usize,
     inner: Mutex<Inner>,
     /// Woken after a take: the refill task tops the pool up.
     wake: Notify,
@@ -93,10 +95,20 @@ impl TabPool {
     pub fn new(size: usize) -> TabPool {
         TabPool {
             size,
+            isolated_size: size.min(MAX_ISOLATED),
             inner: Mutex::default(),
             wake: Notify::new(),
             creating: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// The pool without ready isolated tabs when `isolated` is false (a headful browser,
+    /// where each new context opens a window of its own).
+    pub fn with_isolated(mut self, isolated: bool) -> TabPool {
+        if !isolated {
+            self.isolated_size = 0;
+        }
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -118,7 +130,7 @@ impl TabPool {
 
     /// Whether a ready isolated tab is there; asking is what makes the refill keep them.
     pub fn isolated_ready(&self) -> bool {
-        if self.size == 0 {
+        if self.isolated_size == 0 {
             return false;
         }
         let mut inner = self.lock();
@@ -129,7 +141,7 @@ impl TabPool {
     /// A ready isolated tab of `browser` and its context, now the caller's. `None` when there
     /// is none.
     pub fn take_isolated(&self, browser: &str) -> Option<(String, String)> {
-        if self.size == 0 {
+        if self.isolated_size == 0 {
             return None;
         }
         let mut inner = self.lock();
@@ -300,7 +312,7 @@ impl TabPool {
 
     /// Make ready isolated tabs until there are enough (none until one was asked for).
     async fn fill_isolated(&self, c: &CdpConnection, browser: &str) -> bool {
-        let want = self.size.min(MAX_ISOLATED);
+        let want = self.isolated_size;
         loop {
             {
                 let inner = self.lock();
@@ -472,6 +484,11 @@ mod tests {
         let off = TabPool::new(0);
         assert!(!off.isolated_ready());
         assert!(!off.lock().isolated_wanted);
+        // A headful browser's pool keeps its ready tabs but no isolated ones.
+        let headful = TabPool::new(2).with_isolated(false);
+        assert!(!headful.isolated_ready());
+        assert!(!headful.lock().isolated_wanted);
+        assert_eq!(headful.size, 2);
     }
 
     #[tokio::test]

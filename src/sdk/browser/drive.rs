@@ -180,7 +180,10 @@ async fn setup(run: &Run<'_>, trace: &mut Trace) -> Result<Vec<(String, u64)>, A
     Ok(remembered)
 }
 
-/// Navigate (a crash on the way fails the fetch).
+/// Navigate (a crash on the way fails the fetch). A plain GET the browser aborted because
+/// the machine's network changed under it (an interface came or went: a VPN, a container
+/// network) is navigated once more, as the browser's own error page reloads it: the failure
+/// says nothing about the target (`trace.navigation_retry`).
 async fn navigate_to(
     run: &Run<'_>,
     paused: &mut mpsc::UnboundedReceiver<Value>,
@@ -188,9 +191,23 @@ async fn navigate_to(
 ) -> Result<navigate::Navigated, AfError> {
     let started = Instant::now();
     trace.browser_request_sent();
-    let navigated = tokio::select! {
-        r = navigate::navigate(run.conn, run.session(), &run.tab.target_id, run.req, paused, remaining(run.deadline)) => r?,
-        why = session::crashed(run.state) => return Err(session::crashed_error(&why)),
+    let mut may_retry = run.req.method == "GET" && run.req.body.is_none();
+    let navigated = loop {
+        let r = tokio::select! {
+            r = navigate::navigate(run.conn, run.session(), &run.tab.target_id, run.req, paused, remaining(run.deadline)) => r,
+            why = session::crashed(run.state) => return Err(session::crashed_error(&why)),
+        };
+        match r {
+            Err(e) if may_retry && navigate::network_changed(&e) => {
+                may_retry = false;
+                let at = ms_since(started);
+                trace.set(
+                    "navigation_retry",
+                    json!({"reason": navigate::NETWORK_CHANGED, "after_ms": at}),
+                );
+            }
+            r => break r?,
+        }
     };
     trace.timing("navigate", ms_since(started));
     Ok(navigated)

@@ -401,6 +401,15 @@ pub fn egress_refusal(status: u16, headers: &[(String, String)], url: &str) -> O
     Some(e)
 }
 
+/// The `errorText` of a navigation the browser aborted because the machine's network
+/// changed (interfaces or addresses), not because of the target.
+pub const NETWORK_CHANGED: &str = "net::ERR_NETWORK_CHANGED";
+
+/// Whether a navigation failed only because the machine's network changed under it.
+pub fn network_changed(e: &AfError) -> bool {
+    e.code == ErrorCode::TargetUnreachable && e.message.ends_with(NETWORK_CHANGED)
+}
+
 /// The stable code for a `Page.navigate` `errorText`; `None` when the page still loaded
 /// (an HTTP error status with an empty body).
 pub fn error_code(text: &str) -> Option<ErrorCode> {
@@ -417,6 +426,19 @@ pub fn error_code(text: &str) -> Option<ErrorCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_navigation_aborted_by_a_network_change_is_tried_again() {
+        let failed = |text: &str| {
+            AfError::new(
+                error_code(text).unwrap(),
+                format!("navigation to http://a.test/ failed: {text}"),
+            )
+        };
+        assert!(network_changed(&failed("net::ERR_NETWORK_CHANGED")));
+        assert!(!network_changed(&failed("net::ERR_CONNECTION_REFUSED")));
+        assert!(!network_changed(&failed("net::ERR_NAME_NOT_RESOLVED")));
+    }
 
     #[test]
     fn error_texts() {
