@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::Notify;
 
 use super::state::HostView;
@@ -370,16 +370,11 @@ async fn create_context(conn: &CdpConnection) -> Option<String> {
 
 /// A blank tab in `context`, created as a fetch creates its isolated tab.
 async fn create_in(conn: &CdpConnection, context: &str) -> Option<String> {
-    let r = conn
-        .call(
-            None,
-            "Target.createTarget",
-            json!({"url": "about:blank", "browserContextId": context}),
-            CALL_BOUND,
-        )
-        .await
-        .ok()?;
-    r["targetId"].as_str().map(String::from)
+    create_target(
+        conn,
+        json!({"url": "about:blank", "browserContextId": context}),
+    )
+    .await
 }
 
 async fn dispose(conn: &CdpConnection, context: &str) {
@@ -398,15 +393,14 @@ async fn dispose(conn: &CdpConnection, context: &str) {
 /// headless, bare, load 4) and brings its own UI targets. Not in front either: it would hide
 /// the tab of a fetch still running. The fetch that takes it brings it to the front before
 /// it navigates (`Page.bringToFront`, in its pipelined setup).
-///
 async fn create_blank(conn: &CdpConnection) -> Option<String> {
+    create_target(conn, json!({"url": "about:blank", "background": true})).await
+}
+
+/// `Target.createTarget` with `params`: the new tab's id.
+async fn create_target(conn: &CdpConnection, params: Value) -> Option<String> {
     let r = conn
-        .call(
-            None,
-            "Target.createTarget",
-            json!({"url": "about:blank", "background": true}),
-            CALL_BOUND,
-        )
+        .call(None, "Target.createTarget", params, CALL_BOUND)
         .await
         .ok()?;
     r["targetId"].as_str().map(String::from)
